@@ -1,0 +1,50 @@
+/** Stable error codes thrown by this package; tests and callers match on these. */
+export type WeightsCacheErrorCode =
+  | 'ERR_CACHE_INVALID_ARGUMENT'
+  | 'ERR_CACHE_INVALID_EXTERNAL_DATA'
+  | 'ERR_CACHE_INVALID_OFFSET'
+  | 'ERR_CACHE_INVALID_STATE'
+  | 'ERR_CACHE_NOT_FINALIZED'
+  | 'ERR_CACHE_OUT_OF_DATE'
+  | 'ERR_CACHE_OUT_OF_MEMORY'
+  | 'ERR_CACHE_UNKNOWN_NAME';
+
+export class WeightsCacheError extends Error {
+  readonly code: WeightsCacheErrorCode;
+
+  constructor(code: WeightsCacheErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WeightsCacheError';
+    this.code = code;
+  }
+}
+
+/** Short, printable description of a received value for "Expected X for Y but received Z". */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${value}`;
+  if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 40))}`;
+  if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${value.byteLength} bytes)`;
+  if (Array.isArray(value)) return `array(${value.length})`;
+  return typeof value;
+}
+
+export function invalidArgument(expected: string, what: string, received: unknown): never {
+  throw new WeightsCacheError(
+    'ERR_CACHE_INVALID_ARGUMENT',
+    `Expected ${expected} for ${what} but received ${describeValue(received)}`,
+  );
+}
+
+export function assertNonNegativeInteger(value: unknown, what: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    invalidArgument('a non-negative integer', what, value);
+  }
+}
+
+export function assertPositiveInteger(value: unknown, what: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    invalidArgument('a positive integer', what, value);
+  }
+}

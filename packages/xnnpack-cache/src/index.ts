@@ -1,0 +1,42 @@
+export { PACKED_ALLOCATION_ALIGNMENT, roundUp } from './alignment.js';
+export type { PackedDataMeta } from './cache/packed-data-meta.js';
+export { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './cache/provider.js';
+export type { WeightsCacheStats } from './cache/stats.js';
+export { XNNWeightsCache, type XNNWeightsCacheOptions } from './cache/weights-cache.js';
+export { WeightsCacheError, type WeightsCacheErrorCode } from './errors.js';
+export {
+  InMemoryNamedDataMap,
+  type NamedDataMap,
+  type TensorView,
+  tensorView,
+} from './named-data-map.js';
+export {
+  createFullyConnectedNcF32,
+  type FullyConnectedOperator,
+  type FullyConnectedOptions,
+  type WeightsSource,
+} from './operators/fully-connected.js';
+export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';
+export { fnv1a32, PACK_F32_GEMM_GOI_W_FINGERPRINT } from './packing/fingerprint.js';
+export {
+  type GemmGoiLayout,
+  type GemmGoiShape,
+  gemmGoiLayout,
+  packedSize,
+  packF32GemmGoiW,
+} from './packing/gemm-goi.js';
+export { type PackingStats, packingStats, resetPackingStats } from './packing/packing-stats.js';
+export {
+  type FullyConnectedSeedInput,
+  fullyConnectedSeed,
+  OPERATOR_TYPE_FULLY_CONNECTED_NC_F32,
+} from './packing/seed.js';
+export { HeapStorage, type HeapStorageOptions } from './storage/heap-storage.js';
+export type {
+  OpenContext,
+  PackedRegion,
+  PackedStorage,
+  ReserveOptions,
+  StorageStats,
+  StoredEntry,
+} from './storage/packed-storage.js';

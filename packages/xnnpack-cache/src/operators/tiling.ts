@@ -1,0 +1,27 @@
+import { invalidArgument } from '../errors.js';
+
+/** A GEMM ukernel's weight tiling: nr output channels per block, kr-wide chunks, sr shuffle. */
+export interface GemmTiling {
+  readonly nr: number;
+  readonly kr: number;
+  readonly sr: number;
+}
+
+/** Tilings of common XNNPACK f32 GEMM ukernels. */
+export const GEMM_TILINGS = {
+  /** 1x8 / 4x8 SIMD kernels (the default). */
+  nr8kr1sr1: { nr: 8, kr: 1, sr: 1 },
+  /** 4x4c2s2-style shuffled kernels. */
+  nr4kr2sr2: { nr: 4, kr: 2, sr: 2 },
+  /** 16-wide kernels with 4-element input chunks. */
+  nr16kr4sr1: { nr: 16, kr: 4, sr: 1 },
+  /** 8x8s4 shuffled kernels. */
+  nr8kr1sr4: { nr: 8, kr: 1, sr: 4 },
+} as const satisfies Record<string, GemmTiling>;
+
+export const DEFAULT_GEMM_TILING: GemmTiling = GEMM_TILINGS.nr8kr1sr1;
+
+export function assertTiling(tiling: GemmTiling): void {
+  if (tiling === null || typeof tiling !== 'object')
+    invalidArgument('{ nr, kr, sr }', 'tiling', tiling);
+}

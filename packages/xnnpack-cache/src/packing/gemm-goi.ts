@@ -1,0 +1,194 @@
+import { assertNonNegativeInteger, assertPositiveInteger, invalidArgument } from '../errors.js';
+import { recordPacking } from './packing-stats.js';
+
+/** Shape and tiling of one f32 GEMM weight packing (spec §5). */
+export interface GemmGoiShape {
+  /** Groups (1 for fully connected). */
+  readonly groups?: number;
+  /** Output channels per group. */
+  readonly nc: number;
+  /** Input channels per group. */
+  readonly kc: number;
+  /** Output-channel tile. */
+  readonly nr: number;
+  /** Input-channel chunk. */
+  readonly kr: number;
+  /** Shuffle factor; sr·kr must be a power of two. */
+  readonly sr: number;
+  /** Bytes skipped after each block of nr channels (ukernel-specific parameters). */
+  readonly extraBytes?: number;
+}
+
+export interface GemmGoiLayout {
+  readonly groups: number;
+  readonly nc: number;
+  readonly kc: number;
+  readonly nr: number;
+  readonly kr: number;
+  readonly sr: number;
+  readonly extraBytes: number;
+  /** kc rounded up to sr·kr (K'). */
+  readonly paddedKc: number;
+  /** Blocks of nr channels per group. */
+  readonly blocksPerGroup: number;
+  /** Bytes of one block: nr·(1 + K')·4 + extraBytes. */
+  readonly blockBytes: number;
+  /** Exact packed size: groups · round_up(nc, nr) / nr · blockBytes. */
+  readonly packedBytes: number;
+}
+
+function isPowerOfTwo(n: number): boolean {
+  return n > 0 && (n & (n - 1)) === 0;
+}
+
+/** Validates a shape and derives its packed layout. */
+export function gemmGoiLayout(shape: GemmGoiShape): GemmGoiLayout {
+  const groups = shape.groups ?? 1;
+  const extraBytes = shape.extraBytes ?? 0;
+  assertPositiveInteger(groups, 'groups');
+  assertPositiveInteger(shape.nc, 'nc');
+  assertNonNegativeInteger(shape.kc, 'kc');
+  assertPositiveInteger(shape.nr, 'nr');
+  assertPositiveInteger(shape.kr, 'kr');
+  assertPositiveInteger(shape.sr, 'sr');
+  assertNonNegativeInteger(extraBytes, 'extraBytes');
+  const skr = shape.sr * shape.kr;
+  if (!isPowerOfTwo(skr)) invalidArgument('sr·kr to be a power of two', 'sr·kr', skr);
+  // XNNPACK asserts nr >= sr: each shuffle group spreads rows over sr steps.
+  if (shape.nr < shape.sr) invalidArgument(`nr >= sr (${shape.sr})`, 'nr', shape.nr);
+  const paddedKc = Math.ceil(shape.kc / skr) * skr;
+  const blocksPerGroup = Math.ceil(shape.nc / shape.nr);
+  const blockBytes = shape.nr * (1 + paddedKc) * 4 + extraBytes;
+  return {
+    groups,
+    nc: shape.nc,
+    kc: shape.kc,
+    nr: shape.nr,
+    kr: shape.kr,
+    sr: shape.sr,
+    extraBytes,
+    paddedKc,
+    blocksPerGroup,
+    blockBytes,
+    packedBytes: groups * blocksPerGroup * blockBytes,
+  };
+}
+
+/** Exact packed size in bytes (before rounding up to the allocation alignment). */
+export function packedSize(shape: GemmGoiShape): number {
+  return gemmGoiLayout(shape).packedBytes;
+}
+
+/**
+ * XNNPACK's xnn_pack_f32_gemm_goi_w: packs kernel [g][nc][kc] (row-major) and an
+ * optional bias [g][nc] into `out`, which must already be zero-filled: padding slots
+ * are skipped, not written (spec §5).
+ */
+export function packF32GemmGoiW(
+  shape: GemmGoiShape,
+  kernel: Float32Array,
+  bias: Float32Array | null,
+  out: Uint8Array,
+): void {
+  const layout = gemmGoiLayout(shape);
+  const { groups, nc, kc, packedBytes } = layout;
+  if (!(kernel instanceof Float32Array) || kernel.length < groups * nc * kc) {
+    invalidArgument(`a Float32Array of at least ${groups * nc * kc} floats`, 'kernel', kernel);
+  }
+  if (bias !== null && (!(bias instanceof Float32Array) || bias.length < groups * nc)) {
+    invalidArgument(`a Float32Array of at least ${groups * nc} floats or null`, 'bias', bias);
+  }
+  if (!(out instanceof Uint8Array) || out.byteLength < packedBytes) {
+    invalidArgument(`a Uint8Array of at least ${packedBytes} bytes`, 'out', out);
+  }
+
+  if (out.byteOffset % 4 === 0 && layout.extraBytes % 4 === 0) {
+    const floats = new Float32Array(out.buffer, out.byteOffset, packedBytes / 4);
+    for (let g = 0; g < groups; g++) {
+      for (let block = 0; block < layout.blocksPerGroup; block++) {
+        packBlock(
+          layout,
+          kernel,
+          bias,
+          g,
+          block,
+          floats,
+          ((g * layout.blocksPerGroup + block) * layout.blockBytes) / 4,
+        );
+      }
+    }
+  } else {
+    // Blocks are not float-aligned: pack each into a scratch block, then copy its bytes.
+    const blockFloats = Math.ceil(layout.blockBytes / 4);
+    const scratch = new Float32Array(blockFloats);
+    const scratchBytes = new Uint8Array(scratch.buffer, 0, layout.blockBytes - layout.extraBytes);
+    for (let g = 0; g < groups; g++) {
+      for (let block = 0; block < layout.blocksPerGroup; block++) {
+        const at = (g * layout.blocksPerGroup + block) * layout.blockBytes;
+        // Preserve whatever `out` holds in the slots packing skips (zeros by contract).
+        scratchBytes.set(out.subarray(at, at + scratchBytes.byteLength));
+        packBlock(layout, kernel, bias, g, block, scratch, 0);
+        out.set(scratchBytes, at);
+      }
+    }
+  }
+  recordPacking(packedBytes);
+}
+
+/** Runs of at least this many floats are copied with subarray/set (memcpy); shorter ones by loop. */
+const SET_THRESHOLD = 16;
+
+function packBlock(
+  layout: GemmGoiLayout,
+  kernel: Float32Array,
+  bias: Float32Array | null,
+  g: number,
+  block: number,
+  out: Float32Array,
+  start: number,
+): void {
+  const { nc, kc, nr, kr, sr, paddedKc } = layout;
+  const n0 = block * nr;
+  const b = Math.min(nr, nc - n0);
+  const rowBase = (g * nc + n0) * kc;
+  let q = start;
+  if (bias !== null) {
+    const from = g * nc + n0;
+    for (let o = 0; o < b; o++) out[q + o] = bias[from + o] as number;
+  }
+  q += nr;
+
+  if (kr === 1 && sr === 1) {
+    // Plain transpose of the block: slot (t, o) holds kernel[n0 + o][t].
+    for (let o = 0; o < b; o++) {
+      const row = rowBase + o * kc;
+      let dst = q + o;
+      for (let t = 0; t < kc; t++) {
+        out[dst] = kernel[row + t] as number;
+        dst += nr;
+      }
+    }
+    return;
+  }
+
+  const skr = sr * kr;
+  const mask = skr - 1;
+  for (let t = 0; t < paddedKc; t += kr) {
+    const groupStart = t & ~mask;
+    for (let o = 0; o < b; o++) {
+      // Each slot is one contiguous run of kr columns inside its sr·kr group.
+      const col = groupStart + ((t + o * kr) & mask);
+      if (col < kc) {
+        const len = Math.min(kr, kc - col);
+        const src = rowBase + o * kc + col;
+        if (len >= SET_THRESHOLD) {
+          out.set(kernel.subarray(src, src + len), q);
+        } else {
+          for (let j = 0; j < len; j++) out[q + j] = kernel[src + j] as number;
+        }
+      }
+      q += kr;
+    }
+    q += (nr - b) * kr;
+  }
+}

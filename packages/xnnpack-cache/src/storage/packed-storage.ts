@@ -1,0 +1,76 @@
+/**
+ * The seam between the weights cache and where packed bytes live. The cache never
+ * knows whether a region is heap memory or a page of a mapped file: it only reserves,
+ * releases, syncs and persists through this interface.
+ */
+
+/** A writable range of packed bytes owned by a storage. */
+export interface PackedRegion {
+  /**
+   * Exactly the requested number of bytes; `byteOffset` is a multiple of
+   * PACKED_ALLOCATION_ALIGNMENT within its ArrayBuffer, so a Float32Array view fits.
+   * File-backed regions start on a page boundary of the file.
+   */
+  readonly bytes: Uint8Array;
+  /** Bytes the storage set aside for this region (>= bytes.byteLength). */
+  readonly reservedBytes: number;
+}
+
+export interface ReserveOptions {
+  /**
+   * False when the last look-up was for an unregistered kernel: such entries are
+   * never persisted, so a file-backed storage should serve them from the heap.
+   */
+  readonly persistable: boolean;
+}
+
+/** Describes one named entry, both when a storage presents loaded entries and when it persists them. */
+export interface StoredEntry {
+  readonly name: string;
+  readonly seed: number;
+  readonly fingerprint: number;
+  readonly dataSize: number;
+  readonly region: PackedRegion;
+}
+
+export interface OpenContext {
+  /**
+   * True when the cache already holds named entries: a file-backed storage must then
+   * only re-open for append and never load (and map) the same file a second time.
+   */
+  readonly hasEntries: boolean;
+}
+
+export interface StorageStats {
+  /** Bytes of heap regions currently held. */
+  readonly heapBytes: number;
+  /** Size of the backing file (0 without one). */
+  readonly fileBytes: number;
+  /** File bytes no index entry points at (old trailers, superseded packs). */
+  readonly orphanBytes: number;
+  /** Bytes currently mapped from the backing file. */
+  readonly mappedBytes: number;
+}
+
+export interface PackedStorage {
+  /**
+   * Called by initializeForRuntime. Returns the entries already present in the
+   * storage (e.g. read from a saved index); the cache records them as fromLoad.
+   */
+  open(context: OpenContext): readonly StoredEntry[];
+  /** A region of at least `n` writable, aligned bytes, or null when none can be had. */
+  reserve(n: number, options: ReserveOptions): PackedRegion | null;
+  /** The cache no longer needs this region (entry freed or reservation unused). */
+  release(region: PackedRegion): void;
+  /** Make the regions reserved since the previous sync durable (msync); called at finalize. */
+  sync(): void;
+  /**
+   * Save an index covering `entries` (every live named entry) when anything new was
+   * reserved since the last save. Returns the names now durable in the storage;
+   * the cache marks those entries fromLoad.
+   */
+  persist(entries: readonly StoredEntry[]): readonly string[];
+  /** No entry remains: release every region and close any backing file. */
+  close(): void;
+  stats(): StorageStats;
+}
