@@ -1,0 +1,32 @@
+{
+  "targets": [
+    {
+      "target_name": "mmap_native",
+      "sources": ["src/native/addon.cc", "src/native/util/errors.cc", "src/native/util/args.cc"],
+      "conditions": [
+        [
+          "OS!='win'",
+          {
+            "sources": [
+              "src/native/posix/platform.cc",
+              "src/native/posix/sys.cc",
+              "src/native/objects/file.cc",
+              "src/native/objects/mapping.cc"
+            ]
+          },
+          { "sources": ["src/native/windows/platform.cc"] }
+        ]
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"],
+      "xcode_settings": {
+        "GCC_SYMBOLS_PRIVATE_EXTERN": "YES",
+        "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+        "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra", "-Werror"]
+      }
+    }
+  ]
+}

@@ -1,0 +1,107 @@
+// The addon's scenarios as a plain Node script (no test runner, no TypeScript loader), so
+// valgrind sees only Node and mmap_native.node. Used by scripts/valgrind.sh.
+// Usage: node --expose-gc scripts/valgrind-scenarios.mjs [rounds]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getSystemErrorName } from 'node:util';
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const addon = createRequire(import.meta.url)(join(packageDir, 'build/Release/mmap_native.node'));
+
+class MmapError extends Error {
+  constructor(message, details) {
+    const code = details.code ?? getSystemErrorName(-details.errno);
+    super(message ?? `${code}, ${details.syscall}`);
+    Object.assign(this, details, { code });
+  }
+}
+addon.configure(MmapError);
+
+const rounds = Number(process.argv[2] ?? 3);
+const dir = mkdtempSync(join(tmpdir(), 'mmap-native-valgrind-'));
+const page = addon.pageSize();
+const MAX = 2 ** 32;
+const RW = 2;
+const failures = [];
+
+function expectCode(code, fn) {
+  try {
+    fn();
+  } catch (error) {
+    if (error.code === code || error.name === code) return;
+    failures.push(`expected ${code}, got ${error.code ?? error.name}: ${error.message}`);
+    return;
+  }
+  failures.push(`expected ${code}, nothing thrown`);
+}
+
+function scenarios(round) {
+  const path = join(dir, `file-${round}.bin`);
+  const file = new addon.File(path, RW, 0o644);
+  file.grow(16 * page, false);
+  file.grow(2 ** 32 + 4 * page, true); // sparse, offsets past 32 bits
+
+  // map / write / msync / madvise / mincore / unmap (twice)
+  const mapping = file.map(page + 17, 8 * page, true, MAX);
+  new Uint8Array(mapping.buffer).fill(round & 0xff);
+  for (const mode of [0, 1, 2]) mapping.sync(0, 8 * page, mode);
+  for (const advice of [0, 1, 2, 3, 4]) mapping.advise(3, page, advice);
+  mapping.residency(0, 8 * page, true);
+  mapping.residency(1, 0, false);
+  void mapping.address;
+  mapping.unmap();
+  mapping.unmap();
+  expectCode('ERR_MMAP_CLOSED', () => mapping.sync(0, 1, 0));
+
+  // far offset, read-only (private) mapping with a stray write
+  const far = file.map(2 ** 32 + page, page, false, MAX);
+  new Uint8Array(far.buffer)[0] = 1;
+  far.unmap();
+
+  // mappings dropped without unmap(): the finalizer unmaps them
+  for (let i = 0; i < 100; i++) file.map((i % 8) * page, page, true, MAX);
+  globalThis.gc?.();
+
+  // error paths: errno errors, non-errno codes, argument errors thrown from C++
+  expectCode('ERR_MMAP_PAST_EOF', () => file.map(2 ** 33, page, true, MAX));
+  expectCode('ENOENT', () => new addon.File(join(dir, 'missing', 'x'), 0, 0));
+  expectCode('EEXIST', () => new addon.File(path, 3, 0o644));
+  expectCode('RangeError', () => file.map(-1, page, true, MAX));
+  expectCode('TypeError', () => file.map('0', page, true, MAX));
+  expectCode('RangeError', () => file.map(0, 0, true, MAX));
+
+  // flock between two descriptors of this process
+  const other = new addon.File(path, 1, 0);
+  file.lock(2, false);
+  expectCode('EAGAIN', () => other.lock(1, false));
+  file.lock(0, false);
+  other.lock(1, false);
+  other.close();
+
+  file.sync(false);
+  file.sync(true);
+  void file.size();
+  file.close();
+  file.close();
+  expectCode('EBADF', () => file.size());
+
+  // a file and a mapping dropped without close(): destructor and finalizer
+  const dropped = new addon.File(path, 1, 0);
+  dropped.map(0, page, true, MAX);
+}
+
+for (let round = 0; round < rounds; round++) scenarios(round);
+globalThis.gc?.();
+await new Promise((resolve) => setImmediate(resolve));
+globalThis.gc?.();
+await new Promise((resolve) => setImmediate(resolve));
+rmSync(dir, { recursive: true, force: true });
+
+if (failures.length > 0) {
+  console.error(failures.join('\n'));
+  process.exit(1);
+}
+console.log(`valgrind scenarios: ${rounds} rounds passed`);

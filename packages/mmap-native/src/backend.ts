@@ -1,0 +1,65 @@
+// The small interface both backends implement. The public MappedFile / Mapping classes
+// validate arguments and track state; a backend only does the work.
+import type { FileOffset } from './validate.js';
+
+/** 'r': read-only; 'r+': read-write; 'w+': read-write, created when missing (never
+ * truncated: truncating a file someone has mapped is a SIGBUS for them); 'wx+': like 'w+'
+ * but fails with EEXIST when the file exists. */
+export type OpenMode = 'r' | 'r+' | 'w+' | 'wx+';
+export const OPEN_MODES: readonly OpenMode[] = ['r', 'r+', 'w+', 'wx+'];
+
+export type LockKind = 'shared' | 'exclusive';
+export const LOCK_KINDS: readonly LockKind[] = ['shared', 'exclusive'];
+
+/** msync flavours: MS_SYNC, MS_ASYNC, MS_INVALIDATE. */
+export type SyncMode = 'sync' | 'async' | 'invalidate';
+export const SYNC_MODES: readonly SyncMode[] = ['sync', 'async', 'invalidate'];
+
+/** madvise advice: MADV_NORMAL, MADV_SEQUENTIAL, MADV_RANDOM, MADV_WILLNEED, MADV_DONTNEED. */
+export type Advice = 'normal' | 'sequential' | 'random' | 'willneed' | 'dontneed';
+export const ADVICES: readonly Advice[] = [
+  'normal',
+  'sequential',
+  'random',
+  'willneed',
+  'dontneed',
+];
+
+export type BackendName = 'posix' | 'heap';
+
+/** Result of mincore over a range: resident page count, page count, optional per-page map. */
+export interface Residency {
+  resident: number;
+  total: number;
+  /** One byte per page, 1 when resident (only when asked for). */
+  pages?: Uint8Array;
+}
+
+export interface Backend {
+  readonly name: BackendName;
+  /** Largest length of one mapping: the largest ArrayBuffer this runtime can expose. */
+  readonly maxMappingLength: number;
+  pageSize(): number;
+  open(path: string, mode: OpenMode, permissions: number): BackendFile;
+}
+
+export interface BackendFile {
+  size(): number;
+  /** Extends to newSize (never shrinks) and returns the resulting size. */
+  grow(newSize: FileOffset, sparse: boolean): number;
+  map(offset: FileOffset, length: number, writable: boolean): BackendMapping;
+  sync(dataOnly: boolean): void;
+  lock(kind: LockKind | 'unlock', wait: boolean): void;
+  close(): void;
+}
+
+export interface BackendMapping {
+  readonly buffer: ArrayBuffer;
+  /** Start address of the kernel mapping (page-aligned), null when there is none. */
+  readonly address: bigint | null;
+  /** Offsets are relative to the start of `buffer`. */
+  sync(offset: number, length: number, mode: SyncMode): void;
+  advise(offset: number, length: number, advice: Advice): void;
+  residency(offset: number, length: number, pages: boolean): Residency;
+  unmap(): void;
+}

@@ -1,0 +1,157 @@
+import {
+  closeSync,
+  fdatasyncSync,
+  constants as fsConstants,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  realpathSync,
+} from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import type { BackendFile, BackendMapping, LockKind, OpenMode } from '../../backend.js';
+import { MmapError } from '../../errors.js';
+import type { FileOffset } from '../../validate.js';
+import type { NativeAddon } from '../posix/addon.js';
+import { writeFully } from './io.js';
+import { lockFile } from './locks.js';
+import { HeapMapping, type HeapMappingOwner } from './mapping.js';
+
+// 'w+' must not truncate (see OpenMode), so it is spelled with numeric flags.
+const OPEN_FLAGS: Record<OpenMode, number> = {
+  r: fsConstants.O_RDONLY,
+  'r+': fsConstants.O_RDWR,
+  'w+': fsConstants.O_RDWR | fsConstants.O_CREAT,
+  'wx+': fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_EXCL,
+};
+
+// Zero-filling in chunks bounds the memory a large grow needs.
+const GROW_CHUNK_BYTES = 1 << 20;
+
+export class HeapFile implements BackendFile, HeapMappingOwner {
+  readonly fd: number;
+  private readonly lockKey: string;
+  private closed = false;
+  // The descriptor stays open while mappings need it for write-back, as POSIX mappings
+  // outlive the descriptor they came from.
+  private readonly mappings = new Set<HeapMapping>();
+
+  constructor(
+    readonly path: string,
+    private readonly mode: OpenMode,
+    permissions: number,
+    private readonly pageSize: number,
+    private readonly addon: NativeAddon | null,
+  ) {
+    try {
+      this.fd = openSync(path, OPEN_FLAGS[mode], permissions);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'open', path);
+    }
+    this.lockKey = realpathSync(path);
+  }
+
+  private check(syscall: string): void {
+    if (this.closed) throw MmapError.fromErrno(osConstants.errno.EBADF, syscall, this.path);
+  }
+
+  size(): number {
+    this.check('fstat');
+    try {
+      return fstatSync(this.fd).size;
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'fstat', this.path);
+    }
+  }
+
+  grow(newSize: FileOffset, sparse: boolean): number {
+    this.check(sparse ? 'ftruncate' : 'write');
+    const target = Number(newSize);
+    if (!Number.isSafeInteger(target)) {
+      throw MmapError.fromErrno(osConstants.errno.EFBIG, 'ftruncate', this.path);
+    }
+    const current = this.size();
+    if (target <= current) return current;
+    if (sparse) {
+      try {
+        ftruncateSync(this.fd, target);
+      } catch (error) {
+        throw MmapError.fromNodeError(error, 'ftruncate', this.path);
+      }
+      return this.size();
+    }
+    // The fallocate equivalent: write real zeros so ENOSPC/EFBIG show up now; on failure
+    // the file goes back to its old size.
+    const zeros = new Uint8Array(Math.min(GROW_CHUNK_BYTES, target - current));
+    try {
+      for (let at = current; at < target; at += zeros.length) {
+        writeFully(this.fd, zeros.subarray(0, Math.min(zeros.length, target - at)), at);
+      }
+    } catch (error) {
+      try {
+        ftruncateSync(this.fd, current);
+      } catch {
+        // keep the original error
+      }
+      throw MmapError.fromNodeError(error, 'write', this.path);
+    }
+    return this.size();
+  }
+
+  map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
+    this.check('mmap');
+    const size = this.size();
+    const start = Number(offset);
+    if (start > size || length > size - start) {
+      throw new MmapError(
+        `cannot map bytes [${offset}, ${BigInt(offset) + BigInt(length)}) of a file of ${size} bytes: grow the file first`,
+        { code: 'ERR_MMAP_PAST_EOF', syscall: 'mmap', path: this.path },
+      );
+    }
+    if (writable && this.mode === 'r') {
+      // What mmap(MAP_SHARED, PROT_WRITE) says for a descriptor opened read-only.
+      throw MmapError.fromErrno(osConstants.errno.EACCES, 'mmap', this.path);
+    }
+    const mapping = new HeapMapping(this, start, length, writable, this.pageSize);
+    this.mappings.add(mapping);
+    return mapping;
+  }
+
+  released(mapping: HeapMapping): void {
+    this.mappings.delete(mapping);
+    this.closeDescriptorIfUnused();
+  }
+
+  sync(dataOnly: boolean): void {
+    const syscall = dataOnly ? 'fdatasync' : 'fsync';
+    this.check(syscall);
+    try {
+      if (dataOnly) fdatasyncSync(this.fd);
+      else fsyncSync(this.fd);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, syscall, this.path);
+    }
+  }
+
+  lock(kind: LockKind | 'unlock', wait: boolean): void {
+    this.check('flock');
+    lockFile(this.addon, this.fd, this.lockKey, this.path, kind, wait);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    // Closing the descriptor drops its flock; do the same for process-local locks.
+    lockFile(this.addon, this.fd, this.lockKey, this.path, 'unlock', false);
+    this.closed = true;
+    this.closeDescriptorIfUnused();
+  }
+
+  private closeDescriptorIfUnused(): void {
+    if (!this.closed || this.mappings.size > 0) return;
+    try {
+      closeSync(this.fd);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'close', this.path);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+// The heap backend: pure JavaScript over node:fs, for Windows, runtimes without external
+// ArrayBuffers (Electron's V8 memory cage), or when forced for tests. Same API; a mapping
+// is a private copy that sync() writes back. Differences are listed in the README.
+import { constants as bufferConstants } from 'node:buffer';
+import type { Backend } from '../../backend.js';
+import type { NativeAddon } from '../posix/addon.js';
+import { HeapFile } from './file.js';
+
+// Used for page arithmetic when the addon cannot tell the real page size.
+const FALLBACK_PAGE_SIZE = 4096;
+
+export function createHeapBackend(addon: NativeAddon | null): Backend {
+  const pageSize = addon?.supported ? addon.pageSize() : FALLBACK_PAGE_SIZE;
+  return {
+    name: 'heap',
+    maxMappingLength: bufferConstants.MAX_LENGTH,
+    pageSize: () => pageSize,
+    open: (path, mode, permissions) => new HeapFile(path, mode, permissions, pageSize, addon),
+  };
+}

@@ -1,0 +1,18 @@
+// Positional whole-range reads and writes on an fs descriptor (fs calls may be partial).
+import { readSync, writeSync } from 'node:fs';
+
+export function readFully(fd: number, target: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < target.length) {
+    const n = readSync(fd, target, done, target.length - done, position + done);
+    if (n === 0) break; // end of file: the rest stays zero, as a mapping's tail page would
+    done += n;
+  }
+}
+
+export function writeFully(fd: number, source: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < source.length) {
+    done += writeSync(fd, source, done, source.length - done, position + done);
+  }
+}

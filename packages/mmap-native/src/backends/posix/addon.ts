@@ -1,0 +1,96 @@
+// Loader for build/Release/mmap_native.node. "Not built" becomes an error that says what
+// to run; every other load failure (ABI mismatch, broken binary) is rethrown as is.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MmapError } from '../../errors.js';
+
+/** The native File object (src/native/objects/file.cc). */
+export interface NativeFile {
+  readonly fd: number;
+  size(): number | bigint;
+  grow(newSize: number | bigint, sparse: boolean): number | bigint;
+  map(offset: number | bigint, length: number, writable: boolean, maxLength: number): NativeMapping;
+  sync(dataOnly: boolean): void;
+  lock(kind: number, wait: boolean): void;
+  close(): void;
+}
+
+/** The native Mapping object (src/native/objects/mapping.cc). */
+export interface NativeMapping {
+  readonly buffer: ArrayBuffer;
+  readonly address: bigint | null;
+  sync(offset: number, length: number, mode: number): void;
+  advise(offset: number, length: number, advice: number): void;
+  residency(
+    offset: number,
+    length: number,
+    pages: boolean,
+  ): { resident: number; total: number; pages?: Uint8Array };
+  unmap(): void;
+}
+
+export interface NativeAddon {
+  configure(errorConstructor: typeof MmapError): void;
+  readonly supported: boolean;
+  File: new (path: string, mode: number, permissions: number) => NativeFile;
+  pageSize(): number;
+  lockDescriptor(fd: number, kind: number, wait: boolean, path: string): void;
+  externalBuffersAllowed(): boolean;
+}
+
+export const BUILD_COMMAND = 'pnpm --filter @memlayer/mmap-native build:addon';
+const PACKAGE_NAME = '@memlayer/mmap-native';
+
+// Works from src/ (tests, tsx) and from dist/ alike: walk up to our own package.json.
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if (JSON.parse(readFileSync(manifest, 'utf8')).name === PACKAGE_NAME) return dir;
+      } catch {
+        // an unreadable manifest is not ours; keep walking up
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`${PACKAGE_NAME}: cannot find its package.json`);
+    dir = parent;
+  }
+}
+
+/** Where the addon is looked for, in order (Debug only for MEMLAYER_ADDON_DEBUG=1 builds). */
+export function addonCandidates(): string[] {
+  const root = packageRoot();
+  return ['Release', 'Debug'].map((type) => join(root, 'build', type, 'mmap_native.node'));
+}
+
+let cached: NativeAddon | null | undefined;
+
+/** The addon, or null when it was never built. Any other load error is thrown. */
+export function tryLoadAddon(): NativeAddon | null {
+  if (cached !== undefined) return cached;
+  const path = addonCandidates().find((candidate) => existsSync(candidate));
+  if (path === undefined) {
+    cached = null;
+    return null;
+  }
+  const addon = createRequire(import.meta.url)(path) as NativeAddon;
+  addon.configure(MmapError);
+  cached = addon;
+  return addon;
+}
+
+/** The addon, or an MmapError (code ERR_MMAP_ADDON_NOT_BUILT) that says what to run. */
+export function loadAddon(): NativeAddon {
+  const addon = tryLoadAddon();
+  if (addon !== null) return addon;
+  throw new MmapError(
+    `The mmap-native addon is not built (looked for ${addonCandidates().join(', ')}). ` +
+      `Run \`${BUILD_COMMAND}\` (needs python3, make and a C++ compiler), ` +
+      "or use the heap backend: { backend: 'heap' } or MEMLAYER_MMAP_BACKEND=heap.",
+    { code: 'ERR_MMAP_ADDON_NOT_BUILT' },
+  );
+}

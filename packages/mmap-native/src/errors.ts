@@ -1,0 +1,70 @@
+import { getSystemErrorMap, getSystemErrorName } from 'node:util';
+
+/** Fields of an {@link MmapError}; `code` is derived from `errno` when absent. */
+export interface MmapErrorDetails {
+  code?: string | undefined;
+  /** Positive POSIX errno (as in `os.constants.errno`), absent for non-system errors. */
+  errno?: number | undefined;
+  syscall?: string | undefined;
+  path?: string | undefined;
+}
+
+/**
+ * The one error class of this package, thrown by both backends and by the native addon
+ * (which receives this constructor at load time, so its errors are real instances).
+ * Shaped like Node's own system errors: `code` ('ENOSPC', 'EAGAIN', ...), `errno`,
+ * `syscall` and `path`. Codes that are not errno names start with `ERR_MMAP_`.
+ */
+export class MmapError extends Error {
+  override name = 'MmapError';
+  readonly code: string;
+  readonly errno: number | undefined;
+  readonly syscall: string | undefined;
+  readonly path: string | undefined;
+
+  constructor(message: string | undefined, details: MmapErrorDetails) {
+    const code =
+      details.code ??
+      (details.errno === undefined ? 'ERR_MMAP' : getSystemErrorName(-details.errno));
+    super(message ?? systemMessage(code, details));
+    this.code = code;
+    this.errno = details.errno;
+    this.syscall = details.syscall;
+    this.path = details.path;
+  }
+
+  /** An error for a failed system call, e.g. `fromErrno(28, 'posix_fallocate', path)`. */
+  static fromErrno(errno: number, syscall: string, path?: string): MmapError {
+    return new MmapError(undefined, { errno, syscall, path });
+  }
+
+  /** Converts an error thrown by `node:fs` (negative libuv errno) into an MmapError. */
+  static fromNodeError(error: unknown, syscall: string, path: string): MmapError {
+    if (error instanceof MmapError) return error;
+    const nodeError = error as NodeJS.ErrnoException;
+    if (typeof nodeError?.errno === 'number') {
+      return new MmapError(undefined, {
+        errno: Math.abs(nodeError.errno),
+        syscall: nodeError.syscall ?? syscall,
+        path,
+      });
+    }
+    const converted = new MmapError(String(nodeError?.message ?? error), {
+      code: typeof nodeError?.code === 'string' ? nodeError.code : undefined,
+      syscall,
+      path,
+    });
+    converted.cause = error;
+    return converted;
+  }
+}
+
+// Node's own format: "ENOSPC: no space left on device, posix_fallocate '/tmp/x'".
+function systemMessage(code: string, details: MmapErrorDetails): string {
+  const description =
+    details.errno === undefined ? undefined : getSystemErrorMap().get(-details.errno)?.[1];
+  let message = description === undefined ? code : `${code}: ${description}`;
+  if (details.syscall !== undefined) message += `, ${details.syscall}`;
+  if (details.path !== undefined) message += ` '${details.path}'`;
+  return message;
+}

@@ -1,0 +1,26 @@
+export type {
+  Advice,
+  Backend,
+  BackendFile,
+  BackendMapping,
+  BackendName,
+  LockKind,
+  OpenMode,
+  Residency,
+  SyncMode,
+} from './backend.js';
+export { addonCandidates, BUILD_COMMAND } from './backends/posix/addon.js';
+export { MmapError, type MmapErrorDetails } from './errors.js';
+export {
+  type GrowOptions,
+  type LockOptions,
+  type MapOptions,
+  MappedFile,
+  type OpenMappedFileOptions,
+  openMappedFile,
+} from './mapped-file.js';
+export { Mapping, type ResidencyOptions } from './mapping.js';
+export { pageSize } from './page-size.js';
+export { BACKEND_ENV, type BackendChoice, getBackend } from './select-backend.js';
+export { type MappingMemoryStats, mappingMemoryStats, smapsOf } from './smaps.js';
+export type { FileOffset } from './validate.js';

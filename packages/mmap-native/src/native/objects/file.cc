@@ -1,0 +1,164 @@
+#include "file.h"
+
+#include <errno.h>
+
+#include <string>
+
+#include "../posix/sys.h"
+#include "../util/args.h"
+#include "../util/errors.h"
+#include "mapping.h"
+
+namespace mmap_native {
+
+Napi::Function File::DefineClass(Napi::Env env) {
+  return ObjectWrap<File>::DefineClass(env, "NativeFile",
+                                       {
+                                           InstanceAccessor<&File::GetFd>("fd"),
+                                           InstanceMethod<&File::Size>("size"),
+                                           InstanceMethod<&File::Grow>("grow"),
+                                           InstanceMethod<&File::Map>("map"),
+                                           InstanceMethod<&File::Sync>("sync"),
+                                           InstanceMethod<&File::Lock>("lock"),
+                                           InstanceMethod<&File::Close>("close"),
+                                       });
+}
+
+File::File(const Napi::CallbackInfo& info) : Napi::ObjectWrap<File>(info) {
+  Napi::Env env = info.Env();
+  int32_t mode = 0;
+  int32_t permissions = 0;
+  if (!ReadString(env, info[0], "path", &path_)) return;
+  if (!ReadInt32(env, info[1], "mode", &mode)) return;
+  if (!ReadInt32(env, info[2], "permissions", &permissions)) return;
+  if (int err = sys::Open(path_, mode, static_cast<uint32_t>(permissions), &fd_)) {
+    fd_ = -1;
+    ThrowSystemError(env, err, "open", path_);
+  }
+}
+
+File::~File() {
+  // Safety net for a file dropped without close(). Mappings stay valid: POSIX keeps a
+  // mapping alive independently of the descriptor it was created from.
+  if (fd_ >= 0) sys::Close(fd_);
+}
+
+bool File::CheckOpen(Napi::Env env, const char* syscall) {
+  if (fd_ >= 0) return true;
+  ThrowSystemError(env, EBADF, syscall, path_);
+  return false;
+}
+
+Napi::Value File::GetFd(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), fd_);
+}
+
+Napi::Value File::Size(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!CheckOpen(env, "fstat")) return env.Undefined();
+  uint64_t size = 0;
+  if (int err = sys::Size(fd_, &size)) {
+    ThrowSystemError(env, err, "fstat", path_);
+    return env.Undefined();
+  }
+  return MakeUint64(env, size);
+}
+
+Napi::Value File::Grow(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t new_size = 0;
+  bool sparse = false;
+  if (!ReadUint64(env, info[0], "newSize", &new_size)) return env.Undefined();
+  if (!ReadBool(env, info[1], "sparse", &sparse)) return env.Undefined();
+  if (!CheckOpen(env, sparse ? "ftruncate" : "posix_fallocate")) return env.Undefined();
+  const char* syscall = "fstat";
+  if (int err = sys::Grow(fd_, new_size, sparse, &syscall)) {
+    ThrowSystemError(env, err, syscall, path_);
+    return env.Undefined();
+  }
+  uint64_t size = 0;
+  if (int err = sys::Size(fd_, &size)) {
+    ThrowSystemError(env, err, "fstat", path_);
+    return env.Undefined();
+  }
+  return MakeUint64(env, size);
+}
+
+Napi::Value File::Map(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool shared = false;
+  double max_length = 0;
+  if (!ReadUint64(env, info[0], "offset", &offset)) return env.Undefined();
+  if (!ReadUint64(env, info[1], "length", &length)) return env.Undefined();
+  if (!ReadBool(env, info[2], "writable", &shared)) return env.Undefined();
+  if (!info[3].IsNumber()) {
+    ThrowTypeError(env, "Expected a number for maxLength");
+    return env.Undefined();
+  }
+  max_length = info[3].As<Napi::Number>().DoubleValue();
+  if (length == 0 || static_cast<double>(length) > max_length) {
+    ThrowRangeError(env, "Expected a length between 1 and the largest ArrayBuffer for length");
+    return env.Undefined();
+  }
+  if (!CheckOpen(env, "mmap")) return env.Undefined();
+
+  uint64_t size = 0;
+  if (int err = sys::Size(fd_, &size)) {
+    ThrowSystemError(env, err, "fstat", path_);
+    return env.Undefined();
+  }
+  // Never map past end-of-file: touching such a page raises SIGBUS.
+  if (offset > size || length > size - offset) {
+    ThrowCodeError(env, "ERR_MMAP_PAST_EOF",
+                   "cannot map bytes [" + std::to_string(offset) + ", " +
+                       std::to_string(offset + length) + ") of a file of " +
+                       std::to_string(size) + " bytes: grow the file first",
+                   "mmap", path_);
+    return env.Undefined();
+  }
+
+  const uint64_t page = sys::PageSize();
+  const uint64_t aligned = offset - offset % page;
+  const size_t delta = static_cast<size_t>(offset - aligned);
+  const size_t mapped_length = delta + static_cast<size_t>(length);
+  void* base = nullptr;
+  if (int err = sys::Map(fd_, aligned, mapped_length, shared, &base)) {
+    ThrowSystemError(env, err, "mmap", path_);
+    return env.Undefined();
+  }
+  return Mapping::Create(env, base, mapped_length, delta, static_cast<size_t>(length), path_);
+}
+
+Napi::Value File::Sync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  bool data_only = false;
+  if (!ReadBool(env, info[0], "dataOnly", &data_only)) return env.Undefined();
+  const char* syscall = data_only ? "fdatasync" : "fsync";
+  if (!CheckOpen(env, syscall)) return env.Undefined();
+  if (int err = sys::SyncFile(fd_, data_only)) ThrowSystemError(env, err, syscall, path_);
+  return env.Undefined();
+}
+
+Napi::Value File::Lock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int32_t kind = 0;
+  bool wait = false;
+  if (!ReadInt32(env, info[0], "kind", &kind)) return env.Undefined();
+  if (!ReadBool(env, info[1], "wait", &wait)) return env.Undefined();
+  if (!CheckOpen(env, "flock")) return env.Undefined();
+  if (int err = sys::Lock(fd_, kind, wait)) ThrowSystemError(env, err, "flock", path_);
+  return env.Undefined();
+}
+
+Napi::Value File::Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (fd_ < 0) return env.Undefined();  // second close: no-op
+  int fd = fd_;
+  fd_ = -1;
+  if (int err = sys::Close(fd)) ThrowSystemError(env, err, "close", path_);
+  return env.Undefined();
+}
+
+}  // namespace mmap_native

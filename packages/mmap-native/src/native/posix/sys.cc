@@ -1,0 +1,171 @@
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <limits>
+
+namespace mmap_native {
+namespace sys {
+
+size_t PageSize() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+int Open(const std::string& path, int32_t mode, uint32_t permissions, int* fd) {
+  int flags = O_CLOEXEC;
+  switch (mode) {
+    case kReadOnly: flags |= O_RDONLY; break;
+    case kReadWrite: flags |= O_RDWR; break;
+    case kCreate: flags |= O_RDWR | O_CREAT; break;
+    case kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+    default: return EINVAL;
+  }
+  int result;
+  do {
+    result = open(path.c_str(), flags, static_cast<mode_t>(permissions));
+  } while (result < 0 && errno == EINTR);
+  if (result < 0) return errno;
+  *fd = result;
+  return 0;
+}
+
+int Close(int fd) {
+  // No retry on EINTR: the descriptor is released either way on Linux and macOS.
+  if (close(fd) != 0 && errno != EINTR) return errno;
+  return 0;
+}
+
+int Size(int fd, uint64_t* size) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  *size = static_cast<uint64_t>(st.st_size);
+  return 0;
+}
+
+namespace {
+
+int Truncate(int fd, uint64_t size) {
+  int result;
+  do {
+    result = ftruncate(fd, static_cast<off_t>(size));
+  } while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+}
+
+int Allocate(int fd, uint64_t offset, uint64_t length, const char** syscall) {
+#if defined(__APPLE__)
+  // macOS has no posix_fallocate: preallocate (contiguous first), then set the size.
+  *syscall = "fcntl";
+  fstore_t store = {F_ALLOCATECONTIG | F_ALLOCATEALL, F_PEOFPOSMODE, 0,
+                    static_cast<off_t>(length), 0};
+  if (fcntl(fd, F_PREALLOCATE, &store) == -1) {
+    store.fst_flags = F_ALLOCATEALL;
+    if (fcntl(fd, F_PREALLOCATE, &store) == -1) return errno;
+  }
+  *syscall = "ftruncate";
+  return Truncate(fd, offset + length);
+#else
+  *syscall = "posix_fallocate";
+  int result;
+  do {
+    // posix_fallocate returns the error number instead of setting errno.
+    result = posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(length));
+  } while (result == EINTR);
+  return result;
+#endif
+}
+
+}  // namespace
+
+int Grow(int fd, uint64_t new_size, bool sparse, const char** syscall) {
+  *syscall = "fstat";
+  uint64_t current = 0;
+  if (int err = Size(fd, &current)) return err;
+  if (new_size <= current) return 0;  // never shrinks: truncating under a map is a SIGBUS
+  if (new_size > static_cast<uint64_t>(std::numeric_limits<off_t>::max())) return EFBIG;
+  if (sparse) {
+    *syscall = "ftruncate";
+    return Truncate(fd, new_size);
+  }
+  return Allocate(fd, current, new_size - current, syscall);
+}
+
+int SyncFile(int fd, bool data_only) {
+  int result;
+  do {
+#if defined(__APPLE__)
+    (void)data_only;
+    result = fsync(fd);  // macOS has no fdatasync in its public headers
+#else
+    result = data_only ? fdatasync(fd) : fsync(fd);
+#endif
+  } while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+}
+
+int Lock(int fd, int32_t kind, bool wait) {
+  int operation;
+  switch (kind) {
+    case kUnlock: operation = LOCK_UN; break;
+    case kShared: operation = LOCK_SH; break;
+    case kExclusive: operation = LOCK_EX; break;
+    default: return EINVAL;
+  }
+  if (!wait) operation |= LOCK_NB;
+  int result;
+  do {
+    result = flock(fd, operation);
+  } while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+}
+
+int Map(int fd, uint64_t aligned_offset, size_t length, bool shared, void** out) {
+  void* address = mmap(nullptr, length, PROT_READ | PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE,
+                       fd, static_cast<off_t>(aligned_offset));
+  if (address == MAP_FAILED) return errno;
+  *out = address;
+  return 0;
+}
+
+int Unmap(void* address, size_t length) { return munmap(address, length) == 0 ? 0 : errno; }
+
+int SyncRange(void* aligned_address, size_t length, int32_t mode) {
+  int flags;
+  switch (mode) {
+    case kSyncBlocking: flags = MS_SYNC; break;
+    case kSyncAsync: flags = MS_ASYNC; break;
+    case kSyncInvalidate: flags = MS_INVALIDATE; break;
+    default: return EINVAL;
+  }
+  return msync(aligned_address, length, flags) == 0 ? 0 : errno;
+}
+
+int AdviseRange(void* aligned_address, size_t length, int32_t advice) {
+  int value;
+  switch (advice) {
+    case kAdviceNormal: value = MADV_NORMAL; break;
+    case kAdviceSequential: value = MADV_SEQUENTIAL; break;
+    case kAdviceRandom: value = MADV_RANDOM; break;
+    case kAdviceWillNeed: value = MADV_WILLNEED; break;
+    case kAdviceDontNeed: value = MADV_DONTNEED; break;
+    default: return EINVAL;
+  }
+  return madvise(aligned_address, length, value) == 0 ? 0 : errno;
+}
+
+int Residency(void* aligned_address, size_t length, unsigned char* vec) {
+#if defined(__APPLE__)
+  return mincore(aligned_address, length, reinterpret_cast<char*>(vec)) == 0 ? 0 : errno;
+#else
+  return mincore(aligned_address, length, vec) == 0 ? 0 : errno;
+#endif
+}
+
+}  // namespace sys
+}  // namespace mmap_native

@@ -1,0 +1,49 @@
+// Thin wrappers over the POSIX calls the addon makes. Each returns 0 or an errno value
+// and never touches JavaScript, so the objects/ layer owns all error reporting.
+#ifndef MMAP_NATIVE_POSIX_SYS_H
+#define MMAP_NATIVE_POSIX_SYS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mmap_native {
+namespace sys {
+
+enum OpenMode : int32_t { kReadOnly = 0, kReadWrite = 1, kCreate = 2, kCreateExclusive = 3 };
+enum LockKind : int32_t { kUnlock = 0, kShared = 1, kExclusive = 2 };
+enum SyncMode : int32_t { kSyncBlocking = 0, kSyncAsync = 1, kSyncInvalidate = 2 };
+enum Advice : int32_t {
+  kAdviceNormal = 0,
+  kAdviceSequential = 1,
+  kAdviceRandom = 2,
+  kAdviceWillNeed = 3,
+  kAdviceDontNeed = 4,
+};
+
+size_t PageSize();
+
+int Open(const std::string& path, int32_t mode, uint32_t permissions, int* fd);
+int Close(int fd);
+int Size(int fd, uint64_t* size);
+// Extends the file to new_size. sparse: ftruncate only (holes, no blocks). Otherwise the
+// new tail [old size, new_size) gets real blocks, so ENOSPC/EFBIG surface here and not
+// as a SIGBUS on first touch. *syscall names the call that failed.
+int Grow(int fd, uint64_t new_size, bool sparse, const char** syscall);
+int SyncFile(int fd, bool data_only);
+int Lock(int fd, int32_t kind, bool wait);
+
+// shared: MAP_SHARED with PROT_READ|PROT_WRITE. Otherwise MAP_PRIVATE with
+// PROT_READ|PROT_WRITE: a stray write dirties a private copy-on-write page instead of
+// faulting (PROT_READ alone would kill the process with SIGSEGV) or reaching the file.
+int Map(int fd, uint64_t aligned_offset, size_t length, bool shared, void** out);
+int Unmap(void* address, size_t length);
+int SyncRange(void* aligned_address, size_t length, int32_t mode);
+int AdviseRange(void* aligned_address, size_t length, int32_t advice);
+// vec receives one byte per page; bit 0 set when the page is resident.
+int Residency(void* aligned_address, size_t length, unsigned char* vec);
+
+}  // namespace sys
+}  // namespace mmap_native
+
+#endif

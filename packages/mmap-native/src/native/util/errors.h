@@ -1,0 +1,24 @@
+#ifndef MMAP_NATIVE_UTIL_ERRORS_H
+#define MMAP_NATIVE_UTIL_ERRORS_H
+
+#include <napi.h>
+
+#include <string>
+
+namespace mmap_native {
+
+// Throws `new MmapError(undefined, { errno, syscall, path })`; the JS constructor fills in
+// `code` (util.getSystemErrorName) and a Node-style message. Falls back to a plain Error
+// carrying the same properties when no constructor was registered.
+void ThrowSystemError(Napi::Env env, int err, const char* syscall, const std::string& path);
+
+// Throws an MmapError with a non-errno code (e.g. ERR_MMAP_PAST_EOF).
+void ThrowCodeError(Napi::Env env, const char* code, const std::string& message,
+                    const char* syscall, const std::string& path);
+
+void ThrowTypeError(Napi::Env env, const std::string& message);
+void ThrowRangeError(Napi::Env env, const std::string& message);
+
+}  // namespace mmap_native
+
+#endif

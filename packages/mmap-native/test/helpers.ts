@@ -1,0 +1,85 @@
+import { type SpawnOptions, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tryLoadAddon } from '../src/backends/posix/addon.js';
+
+export const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const fixture = (name: string) => join(packageDir, 'test', 'fixtures', name);
+
+/** Whether the native addon is built and usable here (Linux/macOS). */
+export const addonAvailable = (() => {
+  try {
+    const addon = tryLoadAddon();
+    return addon?.supported === true && addon.externalBuffersAllowed();
+  } catch {
+    return false;
+  }
+})();
+
+export function makeTempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'mmap-native-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface ChildResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript fixture in a fresh Node process (through tsx). */
+export function nodeArgs(script: string, nodeFlags: string[] = []): string[] {
+  return [...nodeFlags, '--import', 'tsx', script];
+}
+
+export function runChild(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { input?: string; timeoutMs?: number } = {},
+): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: packageDir, ...options, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+export function runNodeFixture(
+  name: string,
+  args: string[] = [],
+  options: SpawnOptions & { nodeFlags?: string[]; input?: string; timeoutMs?: number } = {},
+): Promise<ChildResult> {
+  const { nodeFlags, ...rest } = options;
+  return runChild(process.execPath, [...nodeArgs(fixture(name), nodeFlags), ...args], rest);
+}
+
+/** The last stdout line of a child, parsed as JSON. */
+export function lastJson<T>(result: ChildResult): T {
+  const lines = result.stdout.trim().split('\n');
+  const last = lines[lines.length - 1];
+  if (last === undefined || last === '') {
+    throw new Error(`child printed nothing (exit ${result.code}): ${result.stderr}`);
+  }
+  return JSON.parse(last) as T;
+}
+
+/** Lines of /proc/self/maps that mention a path. */
+export function mapsLinesFor(mapsText: string, path: string): string[] {
+  return mapsText.split('\n').filter((line) => line.endsWith(path));
+}
