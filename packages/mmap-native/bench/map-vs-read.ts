@@ -171,7 +171,9 @@ try {
       fastest[index] = Math.min(fastest[index] ?? Number.POSITIVE_INFINITY, now() - start);
     });
   }
-  sequential.forEach(([label], index) => rate(label, SIZE, fastest[index] ?? Number.NaN));
+  for (const [index, [label]] of sequential.entries()) {
+    rate(label, SIZE, fastest[index] ?? Number.NaN);
+  }
   if (checks.size !== 1) throw new Error(`checksums differ: ${[...checks].join(', ')}`);
 
   console.log(
