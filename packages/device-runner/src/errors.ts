@@ -1,0 +1,66 @@
+/** Stable error codes; tests and callers match on these, never on messages. */
+export type DeviceRunnerErrorCode =
+  // arguments
+  | 'ERR_INVALID_ARGUMENT'
+  // ChipCallable / CoreCallable layout (building or parsing untrusted bytes)
+  | 'ERR_BUFFER_TOO_SMALL'
+  | 'ERR_SIZE_MISMATCH'
+  | 'ERR_SIG_COUNT_OUT_OF_RANGE'
+  | 'ERR_BAD_SIGNATURE'
+  | 'ERR_CHILD_COUNT_OUT_OF_RANGE'
+  | 'ERR_NAME_NOT_TERMINATED'
+  | 'ERR_NAME_LENGTH_MISMATCH'
+  | 'ERR_ORCH_OUT_OF_RANGE'
+  | 'ERR_CHILD_OUT_OF_RANGE'
+  | 'ERR_CHILD_OVERLAPS_ORCH'
+  | 'ERR_CHILDREN_OVERLAP'
+  | 'ERR_CHILD_MISALIGNED'
+  // ELF
+  | 'ERR_ELF_INVALID'
+  | 'ERR_ELF_NOT_SHARED_OBJECT'
+  | 'ERR_ELF_SYMBOL_NOT_FOUND'
+  // simulated device
+  | 'ERR_DEVICE_OUT_OF_MEMORY'
+  | 'ERR_DEVICE_ALLOC_FAILED'
+  | 'ERR_DEVICE_COPY_FAILED'
+  | 'ERR_DEVICE_BAD_ADDRESS'
+  | 'ERR_DEVICE_LOST'
+  // runner
+  | 'ERR_CALLABLE_ID_OUT_OF_RANGE'
+  | 'ERR_CALLABLE_ALREADY_REGISTERED'
+  | 'ERR_CALLABLE_NOT_REGISTERED'
+  | 'ERR_EMPTY_ORCHESTRATION'
+  | 'ERR_FUNC_ID_OUT_OF_RANGE'
+  | 'ERR_RUN_IN_FLIGHT'
+  | 'ERR_AICPU_LOAD_FAILED'
+  | 'ERR_HOST_LOAD_FAILED';
+
+/** The one error class of this package; `code` is stable, `message` is for humans. */
+export class DeviceRunnerError extends Error {
+  readonly code: DeviceRunnerErrorCode;
+
+  constructor(code: DeviceRunnerErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DeviceRunnerError';
+    this.code = code;
+  }
+}
+
+/** Renders a received value for "Expected X for Y but received Z" messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return `${typeof value} ${String(value)}`;
+  }
+  if (value instanceof Uint8Array) return `Uint8Array of length ${value.length}`;
+  if (Array.isArray(value)) return `array of length ${value.length}`;
+  return typeof value;
+}
+
+export function invalidArgument(expected: string, what: string, received: unknown): never {
+  throw new DeviceRunnerError(
+    'ERR_INVALID_ARGUMENT',
+    `Expected ${expected} for ${what} but received ${describeValue(received)}`,
+  );
+}

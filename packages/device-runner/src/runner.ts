@@ -1,0 +1,421 @@
+import { AicpuModel, type AicpuSlot } from './aicpu.js';
+import { type ChipBuffer, ChipBufferPool } from './chip-buffer-pool.js';
+import { type ChipCallableView, parseChipCallable } from './chip-callable.js';
+import {
+  alignUp,
+  CALLABLE_ALIGN,
+  DEFAULT_CHIP_MAX_TENSOR_ARGS,
+  MAX_FUNC_ID,
+  MAX_REGISTERED_CALLABLE_IDS,
+} from './constants.js';
+import { DeviceRunnerError, describeValue, invalidArgument } from './errors.js';
+import { LegacyOrchSoPool } from './legacy-orch-pool.js';
+import { type LoadedOrchestration, loadOrchestration } from './orchestration.js';
+import { childDeviceAddress } from './patch.js';
+import { SimDevice } from './sim-device.js';
+
+/**
+ * 'refcounted' is the design of simpler PR #1295 (the default). 'legacy-1082' reproduces
+ * the behaviour reported in simpler issue #1082 (orch uploaded twice, chip buffers kept
+ * until finalize) and exists only to measure the difference.
+ */
+export type MemoryDesign = 'refcounted' | 'legacy-1082';
+
+/** 'device' = tensormap_and_ringbuffer (AICPU runs the orch); 'host' = host_build_graph. */
+export type Orchestration = 'device' | 'host';
+
+export interface DeviceRunnerOptions {
+  /** Device to use; by default the runner creates a SimDevice of `deviceCapacity` bytes. */
+  readonly device?: SimDevice;
+  readonly deviceCapacity?: number;
+  /** CHIP_MAX_TENSOR_ARGS of the callables this runner accepts (256 or 128). */
+  readonly maxTensorArgs?: number;
+  readonly memoryDesign?: MemoryDesign;
+  /** Override of the content_hash dedup key (used to force collisions in tests). */
+  readonly contentHash?: (bytes: Uint8Array) => bigint;
+}
+
+export interface RegisterOptions {
+  readonly orchestration?: Orchestration;
+}
+
+export interface RegisteredCallable {
+  readonly cid: number;
+  readonly orchestration: Orchestration;
+  readonly chipDev: number;
+  readonly totalSize: number;
+  readonly headerSize: number;
+  /** Where the orch bytes the AICPU reads live; chipDev + header_size in the fixed design. */
+  readonly devOrchSo: number;
+  readonly orchSize: number;
+  readonly funcName: string;
+  readonly configName: string;
+  /** (func_id, device address of the child CoreCallable) in child order. */
+  readonly dispatch: readonly (readonly [number, number])[];
+  readonly loaded: LoadedOrchestration;
+}
+
+export interface RegisterResult {
+  readonly callable: RegisteredCallable;
+  /** false when the bytes were already on the device (dedup hit). */
+  readonly uploaded: boolean;
+  /** Device bytes copied by this registration (chip buffer plus, legacy, the orch again). */
+  readonly bytesUploaded: number;
+}
+
+export interface CallableStats {
+  readonly cid: number;
+  readonly orchestration: Orchestration;
+  readonly chipDev: number;
+  readonly bytes: number;
+  readonly refcount: number;
+}
+
+export interface ChipBufferStats {
+  readonly devAddr: number;
+  readonly size: number;
+  /** Bytes the allocator reserved for it: size rounded up to 64. */
+  readonly reservedBytes: number;
+  readonly refcount: number;
+  readonly hash: bigint;
+}
+
+export interface DeviceRunnerStats {
+  readonly memoryDesign: MemoryDesign;
+  readonly registeredCallables: number;
+  readonly liveChipBuffers: number;
+  /** Legacy design only: buffers of the second orch pool. */
+  readonly liveOrchSoBuffers: number;
+  /** Device bytes held by this runner: sum over its live buffers of size rounded up to 64. */
+  readonly committedBytes: number;
+  readonly peakCommittedBytes: number;
+  /** Whole-device figures (include allocations that are not the runner's). */
+  readonly deviceCommittedBytes: number;
+  readonly fragmentation: number;
+  readonly aicpuLoads: number;
+  readonly hostLoads: number;
+  readonly registrations: number;
+  readonly failedRegistrations: number;
+  readonly unregistrations: number;
+  readonly uploads: number;
+  readonly dedupHits: number;
+  readonly hashCollisions: number;
+  readonly bytesUploaded: number;
+  readonly perCallable: readonly CallableStats[];
+}
+
+interface CallableRecord extends Omit<RegisteredCallable, 'loaded' | 'devOrchSo'> {
+  readonly buffer: ChipBuffer;
+  devOrchSo: number;
+  /** null between record and load; a registered callable always has it. */
+  loaded: LoadedOrchestration | null;
+}
+
+/**
+ * Host-side runner: registers ChipCallables under callable ids, one refcounted device
+ * buffer per distinct content, the AICPU reading the orch in place at chipDev + header_size.
+ */
+export class DeviceRunner {
+  readonly device: SimDevice;
+  readonly memoryDesign: MemoryDesign;
+  readonly maxTensorArgs: number;
+  readonly aicpu: AicpuModel;
+  private readonly pool: ChipBufferPool;
+  private readonly orchPool: LegacyOrchSoPool;
+  private readonly callables = new Map<number, CallableRecord>();
+  private readonly dispatchTable = new Map<number, number>();
+  private runInFlight: number | null = null;
+  private boundCid: number | null = null;
+  private peakCommitted = 0;
+  private counters = { hostLoads: 0, registrations: 0, failedRegistrations: 0, unregistrations: 0 };
+
+  constructor(options: DeviceRunnerOptions = {}) {
+    const memoryDesign = options.memoryDesign ?? 'refcounted';
+    if (memoryDesign !== 'refcounted' && memoryDesign !== 'legacy-1082') {
+      invalidArgument("'refcounted' or 'legacy-1082'", 'memoryDesign', memoryDesign);
+    }
+    this.memoryDesign = memoryDesign;
+    this.maxTensorArgs = options.maxTensorArgs ?? DEFAULT_CHIP_MAX_TENSOR_ARGS;
+    this.device =
+      options.device ??
+      new SimDevice(
+        options.deviceCapacity === undefined ? {} : { capacity: options.deviceCapacity },
+      );
+    this.pool = new ChipBufferPool(this.device, {
+      freeOnLastRelease: memoryDesign === 'refcounted',
+      ...(options.contentHash ? { hash: options.contentHash } : {}),
+    });
+    this.orchPool = new LegacyOrchSoPool(this.device);
+    this.aicpu = new AicpuModel(this.device);
+  }
+
+  /**
+   * admission → upload (dedup; lease) → validate → record → AICPU register (device
+   * orchestration) or host load. Any failure after the upload releases the lease.
+   */
+  registerCallable(
+    cid: number,
+    callable: Uint8Array,
+    options: RegisterOptions = {},
+  ): RegisterResult {
+    if (!(callable instanceof Uint8Array)) invalidArgument('a Uint8Array', 'callable', callable);
+    const orchestration = options.orchestration ?? 'device';
+    if (orchestration !== 'device' && orchestration !== 'host') {
+      invalidArgument("'device' or 'host'", 'options.orchestration', orchestration);
+    }
+    this.admit('registerCallable');
+    const parsed = parseChipCallable(callable, { maxTensorArgs: this.maxTensorArgs });
+
+    const lease = this.pool.acquire(callable, parsed);
+    let recorded = false;
+    try {
+      this.validate(cid, parsed);
+      const record = this.record(cid, parsed, lease.buffer, orchestration);
+      recorded = true;
+      const extra = this.loadOrchestration(record, parsed);
+      this.counters.registrations++;
+      this.trackPeak();
+      return {
+        callable: publicView(record),
+        uploaded: lease.uploaded,
+        bytesUploaded: (lease.uploaded ? parsed.totalSize : 0) + extra,
+      };
+    } catch (error) {
+      // The guard: the pool and device end exactly as before this call.
+      if (recorded) this.callables.delete(cid);
+      this.pool.release(lease.buffer);
+      this.counters.failedRegistrations++;
+      this.trackPeak();
+      throw error;
+    }
+  }
+
+  /** Unknown cid ⇒ no-op (false). Otherwise drops the registration and its lease. */
+  unregisterCallable(cid: number): boolean {
+    this.admit('unregisterCallable');
+    const record = this.callables.get(cid);
+    if (!record) return false;
+    this.callables.delete(cid);
+    // Stale dispatch entries would point into memory the allocator may hand out again.
+    if (this.boundCid === cid) this.clearDispatch();
+    this.pool.release(record.buffer);
+    this.counters.unregistrations++;
+    return true;
+  }
+
+  /** Clears the func_id → address table, then replays `cid`'s pairs. Returns the table. */
+  bind(cid: number): ReadonlyMap<number, number> {
+    this.clearDispatch();
+    const record = this.callables.get(cid);
+    if (!record) {
+      throw new DeviceRunnerError(
+        'ERR_CALLABLE_NOT_REGISTERED',
+        `Expected a registered callable id for bind but received ${describeValue(cid)}`,
+      );
+    }
+    for (const [funcId, address] of record.dispatch) this.dispatchTable.set(funcId, address);
+    this.boundCid = cid;
+    return this.dispatchTable;
+  }
+
+  /** Binds `cid` and marks a run in flight: (un)registration is refused until endRun. */
+  beginRun(cid: number): ReadonlyMap<number, number> {
+    this.admit('beginRun');
+    const table = this.bind(cid);
+    this.runInFlight = cid;
+    return table;
+  }
+
+  endRun(): void {
+    this.runInFlight = null;
+  }
+
+  get dispatch(): ReadonlyMap<number, number> {
+    return this.dispatchTable;
+  }
+
+  get isRunInFlight(): boolean {
+    return this.runInFlight !== null;
+  }
+
+  /** Frees every remaining buffer regardless of refcount, clears state and counters. */
+  finalize(): void {
+    this.runInFlight = null;
+    this.clearDispatch();
+    this.callables.clear();
+    this.pool.releaseAll();
+    this.pool.resetCounters();
+    this.orchPool.releaseAll();
+    this.aicpu.reset();
+    this.peakCommitted = 0;
+    this.counters = { hostLoads: 0, registrations: 0, failedRegistrations: 0, unregistrations: 0 };
+  }
+
+  isRegistered(cid: number): boolean {
+    return this.callables.has(cid);
+  }
+
+  callable(cid: number): RegisteredCallable | undefined {
+    const record = this.callables.get(cid);
+    return record ? publicView(record) : undefined;
+  }
+
+  chipBuffers(): ChipBufferStats[] {
+    return this.pool.buffers().map((buffer) => ({
+      devAddr: buffer.devAddr,
+      size: buffer.size,
+      reservedBytes: alignUp(buffer.size, CALLABLE_ALIGN),
+      refcount: buffer.refcount,
+      hash: buffer.hash,
+    }));
+  }
+
+  stats(): DeviceRunnerStats {
+    const deviceStats = this.device.stats();
+    return {
+      memoryDesign: this.memoryDesign,
+      registeredCallables: this.callables.size,
+      liveChipBuffers: this.pool.size,
+      liveOrchSoBuffers: this.orchPool.size,
+      committedBytes: this.committedBytes(),
+      peakCommittedBytes: this.peakCommitted,
+      deviceCommittedBytes: deviceStats.committedBytes,
+      fragmentation: deviceStats.fragmentation,
+      aicpuLoads: this.aicpu.loads,
+      hostLoads: this.counters.hostLoads,
+      registrations: this.counters.registrations,
+      failedRegistrations: this.counters.failedRegistrations,
+      unregistrations: this.counters.unregistrations,
+      uploads: this.pool.counters.uploads,
+      dedupHits: this.pool.counters.hits,
+      hashCollisions: this.pool.counters.collisions,
+      bytesUploaded: this.pool.counters.bytesUploaded + this.orchPool.bytesUploaded,
+      perCallable: [...this.callables.values()]
+        .sort((a, b) => a.cid - b.cid)
+        .map((record) => ({
+          cid: record.cid,
+          orchestration: record.orchestration,
+          chipDev: record.chipDev,
+          bytes: record.totalSize,
+          refcount: record.buffer.refcount,
+        })),
+    };
+  }
+
+  private committedBytes(): number {
+    return this.pool.reservedBytes + this.orchPool.committedBytes;
+  }
+
+  private trackPeak(): void {
+    this.peakCommitted = Math.max(this.peakCommitted, this.committedBytes());
+  }
+
+  private admit(operation: string): void {
+    if (this.runInFlight !== null) {
+      throw new DeviceRunnerError(
+        'ERR_RUN_IN_FLIGHT',
+        `${operation} is not allowed while callable ${this.runInFlight} is running`,
+      );
+    }
+  }
+
+  private validate(cid: number, parsed: ChipCallableView): void {
+    if (!Number.isInteger(cid) || cid < 0 || cid >= MAX_REGISTERED_CALLABLE_IDS) {
+      throw new DeviceRunnerError(
+        'ERR_CALLABLE_ID_OUT_OF_RANGE',
+        `Expected an integer in [0, ${MAX_REGISTERED_CALLABLE_IDS}) for callable id but received ${describeValue(cid)}`,
+      );
+    }
+    if (this.callables.has(cid)) {
+      throw new DeviceRunnerError(
+        'ERR_CALLABLE_ALREADY_REGISTERED',
+        `callable id ${cid} is already registered`,
+      );
+    }
+    if (parsed.binarySize === 0) {
+      throw new DeviceRunnerError('ERR_EMPTY_ORCHESTRATION', 'the orchestration .so is empty');
+    }
+    parsed.children.forEach((child, i) => {
+      if (child.funcId < 0 || child.funcId >= MAX_FUNC_ID) {
+        throw new DeviceRunnerError(
+          'ERR_FUNC_ID_OUT_OF_RANGE',
+          `Expected a func_id in [0, ${MAX_FUNC_ID}) for child ${i} but received ${child.funcId}`,
+        );
+      }
+    });
+  }
+
+  private record(
+    cid: number,
+    parsed: ChipCallableView,
+    buffer: ChipBuffer,
+    orchestration: Orchestration,
+  ): CallableRecord {
+    const record: CallableRecord = {
+      cid,
+      orchestration,
+      buffer,
+      chipDev: buffer.devAddr,
+      totalSize: parsed.totalSize,
+      headerSize: parsed.headerSize,
+      devOrchSo: buffer.devAddr + parsed.headerSize,
+      orchSize: parsed.binarySize,
+      funcName: parsed.funcName,
+      configName: parsed.configName,
+      dispatch: parsed.children.map(
+        (child) => [child.funcId, childDeviceAddress(buffer.devAddr, child)] as const,
+      ),
+      loaded: null,
+    };
+    this.callables.set(cid, record);
+    return record;
+  }
+
+  /** Device path: AICPU register; host path: load on the host. Returns extra bytes uploaded. */
+  private loadOrchestration(record: CallableRecord, parsed: ChipCallableView): number {
+    let loaded: LoadedOrchestration;
+    let extra = 0;
+    let devOrchSo = record.devOrchSo;
+    if (record.orchestration === 'host') {
+      try {
+        loaded = loadOrchestration(parsed.orch, parsed.funcName, parsed.configName);
+      } catch (error) {
+        throw new DeviceRunnerError(
+          'ERR_HOST_LOAD_FAILED',
+          `the host could not load the orchestration of callable ${record.cid}: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+      this.counters.hostLoads++;
+    } else {
+      if (this.memoryDesign === 'legacy-1082') {
+        // Issue #1082, bug 1: a second copy of the orch in its own pool, never freed early.
+        const before = this.orchPool.bytesUploaded;
+        devOrchSo = this.orchPool.upload(parsed.orch).devAddr;
+        extra = this.orchPool.bytesUploaded - before;
+      }
+      const slot: AicpuSlot = this.aicpu.load(
+        record.cid,
+        devOrchSo,
+        record.orchSize,
+        record.funcName,
+        record.configName,
+      );
+      loaded = slot;
+    }
+    record.devOrchSo = devOrchSo;
+    record.loaded = loaded;
+    return extra;
+  }
+
+  private clearDispatch(): void {
+    this.dispatchTable.clear();
+    this.boundCid = null;
+  }
+}
+
+function publicView(record: CallableRecord): RegisteredCallable {
+  const { buffer: _buffer, loaded, ...rest } = record;
+  if (!loaded) throw new Error(`callable ${record.cid} is recorded but not loaded`);
+  return { ...rest, loaded };
+}
