@@ -1,0 +1,79 @@
+import { describeValue, ModuleLoaderError } from '../errors.js';
+import { type BackendOption, type OptionValue, optionTypeOf } from '../options/backend-option.js';
+
+/** XNNPACK backend option keys (ExecuTorch backends/xnnpack runtime). */
+export const XNNPACK_OPTION_KEYS = {
+  weightCacheEnabled: 'weight_cache_enabled',
+  workspaceSharingMode: 'workspace_sharing_mode',
+  packedCachePath: 'packed_cache_path',
+  saveWeightCacheOnDisk: 'save_weight_cache_on_disk',
+} as const;
+
+/** XNNPACK's WorkspaceSharingMode: 0 Disabled, 1 PerModel, 2 Global. */
+export const WORKSPACE_SHARING_MODES = ['Disabled', 'PerModel', 'Global'] as const;
+
+export interface XnnpackRuntimeOptions {
+  weightCacheEnabled: boolean;
+  workspaceSharingMode: number;
+  /** Empty: the shared heap-only cache instance. */
+  packedCachePath: string;
+  saveWeightCacheOnDisk: boolean;
+}
+
+export const DEFAULT_XNNPACK_OPTIONS: Readonly<XnnpackRuntimeOptions> = Object.freeze({
+  weightCacheEnabled: true,
+  workspaceSharingMode: 0,
+  packedCachePath: '',
+  saveWeightCacheOnDisk: false,
+});
+
+const EXPECTED_TYPES: Record<string, 'boolean' | 'int' | 'string'> = {
+  [XNNPACK_OPTION_KEYS.weightCacheEnabled]: 'boolean',
+  [XNNPACK_OPTION_KEYS.workspaceSharingMode]: 'int',
+  [XNNPACK_OPTION_KEYS.packedCachePath]: 'string',
+  [XNNPACK_OPTION_KEYS.saveWeightCacheOnDisk]: 'boolean',
+};
+
+/** Checks a known key's type (and range); returns false for keys this backend ignores. */
+export function checkXnnpackOption(key: string, value: OptionValue): boolean {
+  const expected = EXPECTED_TYPES[key];
+  if (expected === undefined) return false;
+  if (optionTypeOf(value) !== expected) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_WRONG_TYPE',
+      `Expected a ${expected} for XnnpackBackend option "${key}" but received ${describeValue(value)}`,
+      { field: key },
+    );
+  }
+  const mode = value as number;
+  if (
+    key === XNNPACK_OPTION_KEYS.workspaceSharingMode &&
+    (mode < 0 || mode >= WORKSPACE_SHARING_MODES.length)
+  ) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_VALUE',
+      `Expected 0 (Disabled), 1 (PerModel) or 2 (Global) for "${key}" but received ${describeValue(value)}`,
+      { field: key },
+    );
+  }
+  return true;
+}
+
+/** Resolves runtime specs over `defaults`; unknown keys are ignored, as upstream. */
+export function resolveXnnpackOptions(
+  runtimeSpecs: readonly BackendOption[],
+  defaults: Readonly<XnnpackRuntimeOptions>,
+): XnnpackRuntimeOptions {
+  const resolved = { ...defaults };
+  for (const { key, value } of runtimeSpecs) {
+    if (!checkXnnpackOption(key, value)) continue;
+    if (key === XNNPACK_OPTION_KEYS.weightCacheEnabled)
+      resolved.weightCacheEnabled = value as boolean;
+    else if (key === XNNPACK_OPTION_KEYS.workspaceSharingMode)
+      resolved.workspaceSharingMode = value as number;
+    else if (key === XNNPACK_OPTION_KEYS.packedCachePath)
+      resolved.packedCachePath = value as string;
+    else resolved.saveWeightCacheOnDisk = value as boolean;
+  }
+  return resolved;
+}

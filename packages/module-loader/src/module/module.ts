@@ -1,0 +1,212 @@
+import type { Backend, Tensor } from '../backends/backend.js';
+import type { BackendRegistry } from '../backends/registry.js';
+import { describeValue, ModuleLoaderError } from '../errors.js';
+import type { ReadonlyLoadBackendOptionsMap } from '../options/load-backend-options-map.js';
+import { OwnedOptionsMap } from '../options/owned-options-map.js';
+import { type LoadedProgram, loadProgram, type ProgramVerification } from '../program/program.js';
+
+export interface ModuleConfig {
+  /** Backends available to this Module's methods. */
+  registry: BackendRegistry;
+}
+
+export interface LoadMethodOptions {
+  /** Options for this method only; wins over the Module's own map (no merging). */
+  options?: ReadonlyLoadBackendOptionsMap;
+}
+
+interface LoadedMethod {
+  backend: Backend;
+  handle: unknown;
+  options: OwnedOptionsMap;
+}
+
+/**
+ * Loads a program and runs its methods, like ExecuTorch's extension/module Module.
+ * It owns a deep copy of the backend options given to load() (PR #19673), and load()
+ * is all-or-nothing: on any error neither the options nor the program change.
+ */
+export class Module {
+  readonly programPath: string;
+  private readonly registry: BackendRegistry;
+  private program: LoadedProgram | undefined;
+  private options: OwnedOptionsMap = OwnedOptionsMap.EMPTY;
+  private readonly methods = new Map<string, LoadedMethod>();
+  private disposed = false;
+
+  constructor(programPath: string, config: ModuleConfig) {
+    if (typeof programPath !== 'string' || programPath.length === 0) {
+      throw new ModuleLoaderError(
+        'ERR_INVALID_INPUT',
+        `Expected a program path for Module but received ${describeValue(programPath)}`,
+      );
+    }
+    this.programPath = programPath;
+    this.registry = config.registry;
+  }
+
+  /**
+   * Loads the program (once) and installs a Module-owned copy of `optionsMap`.
+   * Validate and copy first, load second, commit both together.
+   */
+  load(
+    optionsMap?: ReadonlyLoadBackendOptionsMap,
+    verification: ProgramVerification = 'minimal',
+  ): void {
+    this.assertUsable();
+    const options = OwnedOptionsMap.copyOf(optionsMap);
+    const program = this.program ?? loadProgram(this.programPath, verification);
+    this.program = program;
+    this.options = options;
+  }
+
+  isLoaded(): boolean {
+    return this.program !== undefined;
+  }
+
+  /** The Module's own options (an immutable copy; mutating the caller's map never reaches it). */
+  backendOptions(): OwnedOptionsMap {
+    return this.options;
+  }
+
+  methodNames(): string[] {
+    return [...this.requireProgram().manifest.methods.keys()];
+  }
+
+  isMethodLoaded(name: string): boolean {
+    return this.methods.has(name);
+  }
+
+  /** The options a loaded method was initialised with. */
+  methodOptions(name: string): OwnedOptionsMap {
+    const method = this.methods.get(name);
+    if (!method) {
+      throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', `Method "${name}" is not loaded`, {
+        field: name,
+      });
+    }
+    return method.options;
+  }
+
+  /** The backend's handle of a loaded method (e.g. XnnpackHandle), for diagnostics. */
+  methodHandle(name: string): unknown {
+    const method = this.methods.get(name);
+    if (!method) {
+      throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', `Method "${name}" is not loaded`, {
+        field: name,
+      });
+    }
+    return method.handle;
+  }
+
+  /**
+   * Initialises a method on its backend. No-op when already loaded. An explicit map
+   * wins; otherwise the Module's own map when non-empty; otherwise no options.
+   */
+  loadMethod(name: string, { options }: LoadMethodOptions = {}): void {
+    this.assertUsable();
+    if (this.methods.has(name)) return;
+    const program = this.requireProgram();
+    const manifest = program.manifest.methods.get(name);
+    if (!manifest) {
+      throw new ModuleLoaderError(
+        'ERR_METHOD_NOT_FOUND',
+        `Program ${this.programPath} has no method "${name}" (methods: ${[...program.manifest.methods.keys()].join(', ')})`,
+        { file: this.programPath, field: name },
+      );
+    }
+    const chosen =
+      options !== undefined
+        ? OwnedOptionsMap.copyOf(options)
+        : this.options.size > 0
+          ? this.options
+          : OwnedOptionsMap.EMPTY;
+    const backend = this.registry.get(manifest.backend);
+    let handle: unknown;
+    try {
+      handle = backend.init(
+        { methodName: name, method: manifest, program },
+        manifest.compileSpecs,
+        chosen.getOptions(manifest.backend),
+      );
+    } catch (error) {
+      if (error instanceof ModuleLoaderError) throw error;
+      throw new ModuleLoaderError(
+        'ERR_BACKEND_INIT_FAILED',
+        `Backend ${manifest.backend} failed to initialise method "${name}": ${(error as Error).message}`,
+        { field: name, cause: error },
+      );
+    }
+    this.methods.set(name, { backend, handle, options: chosen });
+  }
+
+  /** Runs a method, loading it first if needed (as upstream's Module::execute). */
+  execute(name: string, inputs: readonly Tensor[]): Tensor[] {
+    this.loadMethod(name);
+    const method = this.methods.get(name) as LoadedMethod;
+    return method.backend.execute(method.handle, inputs);
+  }
+
+  /** Destroys a loaded method's backend state. Returns false when it was not loaded. */
+  unloadMethod(name: string): boolean {
+    const method = this.methods.get(name);
+    if (!method) return false;
+    this.methods.delete(name);
+    method.backend.destroy(method.handle);
+    return true;
+  }
+
+  /**
+   * Releases everything: each method's backend state (cache references, device buffers),
+   * then the program's mapped weights. The Module can be loaded again afterwards.
+   */
+  unload(): void {
+    const errors: unknown[] = [];
+    for (const name of [...this.methods.keys()]) {
+      try {
+        this.unloadMethod(name);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    this.program?.close();
+    this.program = undefined;
+    this.options = OwnedOptionsMap.EMPTY;
+    if (errors.length > 0) throw errors[0];
+  }
+
+  /** unload(), then refuse further use. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    try {
+      this.unload();
+    } finally {
+      this.disposed = true;
+    }
+  }
+
+  private requireProgram(): LoadedProgram {
+    if (!this.program) {
+      throw new ModuleLoaderError(
+        'ERR_MODULE_NOT_LOADED',
+        `Module ${this.programPath} is not loaded; call load() first`,
+        {
+          file: this.programPath,
+        },
+      );
+    }
+    return this.program;
+  }
+
+  private assertUsable(): void {
+    if (this.disposed) {
+      throw new ModuleLoaderError(
+        'ERR_MODULE_DISPOSED',
+        `Module ${this.programPath} was disposed`,
+        {
+          file: this.programPath,
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { describeValue, ModuleLoaderError } from '../errors.js';
+import {
+  INT_OPTION_MAX,
+  INT_OPTION_MIN,
+  MAX_OPTION_KEY_BYTES,
+  MAX_OPTION_STRING_BYTES,
+  utf8ByteLength,
+} from './limits.js';
+
+/** The three value types of an ExecuTorch BackendOption. */
+export type OptionType = 'boolean' | 'int' | 'string';
+export type OptionValue = boolean | number | string;
+export type OptionValueOf<T extends OptionType> = T extends 'boolean'
+  ? boolean
+  : T extends 'int'
+    ? number
+    : string;
+
+export interface BackendOption {
+  key: string;
+  value: OptionValue;
+}
+
+export function optionTypeOf(value: OptionValue): OptionType {
+  if (typeof value === 'boolean') return 'boolean';
+  if (typeof value === 'number') return 'int';
+  return 'string';
+}
+
+/** Throws unless `key` is a non-empty string of at most 63 UTF-8 bytes. */
+export function validateOptionKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_KEY',
+      `Expected a non-empty string for option key but received ${describeValue(key)}`,
+    );
+  }
+  const bytes = utf8ByteLength(key);
+  if (bytes > MAX_OPTION_KEY_BYTES) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_KEY',
+      `Option key "${key.slice(0, 20)}…" is ${bytes} bytes; the limit is ${MAX_OPTION_KEY_BYTES} (it would be truncated upstream)`,
+      { field: key },
+    );
+  }
+}
+
+/**
+ * Throws unless `value` is a boolean, a signed 32-bit integer, or a string of at most
+ * 255 UTF-8 bytes. Upstream silently truncates long strings (a long packed_cache_path
+ * then names another file); we reject them.
+ */
+export function validateOptionValue(key: string, value: unknown): asserts value is OptionValue {
+  if (typeof value === 'boolean') return;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < INT_OPTION_MIN || value > INT_OPTION_MAX) {
+      throw new ModuleLoaderError(
+        'ERR_OPTION_INVALID_VALUE',
+        `Expected a 32-bit signed integer for option "${key}" but received ${describeValue(value)}`,
+        { field: key },
+      );
+    }
+    return;
+  }
+  if (typeof value === 'string') {
+    const bytes = utf8ByteLength(value);
+    if (bytes > MAX_OPTION_STRING_BYTES) {
+      throw new ModuleLoaderError(
+        'ERR_OPTION_VALUE_TOO_LONG',
+        `String value of option "${key}" is ${bytes} bytes; the limit is ${MAX_OPTION_STRING_BYTES} bytes and it is never truncated`,
+        { field: key },
+      );
+    }
+    return;
+  }
+  throw new ModuleLoaderError(
+    'ERR_OPTION_INVALID_VALUE',
+    `Expected a boolean, integer or string for option "${key}" but received ${describeValue(value)}`,
+    { field: key },
+  );
+}
