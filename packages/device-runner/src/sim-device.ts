@@ -81,7 +81,10 @@ export class SimDevice {
 
   private checkUsable(what: string): void {
     if (this.abandoned) {
-      throw new DeviceRunnerError('ERR_DEVICE_LOST', `${what} on a device abandoned after a failure`);
+      throw new DeviceRunnerError(
+        'ERR_DEVICE_LOST',
+        `${what} on a device abandoned after a failure`,
+      );
     }
   }
 

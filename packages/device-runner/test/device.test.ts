@@ -143,7 +143,9 @@ describe('SimDevice', () => {
     expect(errorCode(() => device.malloc(64))).toBe('ERR_DEVICE_ALLOC_FAILED');
     const addr = device.malloc(64);
     device.failNext('h2d');
-    expect(errorCode(() => device.copyToDevice(addr, Uint8Array.of(1)))).toBe('ERR_DEVICE_COPY_FAILED');
+    expect(errorCode(() => device.copyToDevice(addr, Uint8Array.of(1)))).toBe(
+      'ERR_DEVICE_COPY_FAILED',
+    );
     expect([...device.copyFromDevice(addr, 1)]).toEqual([0]);
     device.copyToDevice(addr, Uint8Array.of(1));
     expect(device.stats().committedBytes).toBe(64);

@@ -93,9 +93,13 @@ describe('parseSharedObject', () => {
       configAddress: 0x5678n,
     });
     expect(loadOrchestration(so, '', 'absent_config').configAddress).toBeNull();
-    expect(errorCode(() => loadOrchestration(so, 'missing_fn', ''))).toBe('ERR_ELF_SYMBOL_NOT_FOUND');
+    expect(errorCode(() => loadOrchestration(so, 'missing_fn', ''))).toBe(
+      'ERR_ELF_SYMBOL_NOT_FOUND',
+    );
     // An OBJECT is not a callable entry.
-    expect(errorCode(() => loadOrchestration(so, 'my_config', ''))).toBe('ERR_ELF_SYMBOL_NOT_FOUND');
+    expect(errorCode(() => loadOrchestration(so, 'my_config', ''))).toBe(
+      'ERR_ELF_SYMBOL_NOT_FOUND',
+    );
   });
 
   it('rejects non-shared objects and malformed headers with stable codes', () => {

@@ -264,7 +264,9 @@ describe('DeviceRunner: every failure path leaves the pool and committed bytes u
     expect(errorCode(() => runner.registerCallable(1, shared))).toBe('ERR_AICPU_LOAD_FAILED');
     expect(snapshot(runner, device)).toEqual(before);
     expect(runner.chipBuffers()[0]?.refcount).toBe(1);
-    expect(errorCode(() => runner.registerCallable(70, shared))).toBe('ERR_CALLABLE_ID_OUT_OF_RANGE');
+    expect(errorCode(() => runner.registerCallable(70, shared))).toBe(
+      'ERR_CALLABLE_ID_OUT_OF_RANGE',
+    );
     expect(runner.chipBuffers()[0]?.refcount).toBe(1);
     // Host orchestration loads the caller's bytes, so it still works.
     runner.registerCallable(1, shared, { orchestration: 'host' });
