@@ -1,0 +1,145 @@
+import { crc32cOf, XpwcFormatError } from '@memlayer/cache-format';
+import { openCacheFile } from '../cache-file.js';
+import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
+import { boolFlag, type Command } from '../command.js';
+import { formatBytes, hex32 } from '../format.js';
+import { cacheFormatFailure } from '../format-error.js';
+import { byteProgress } from '../progress.js';
+import { colorEnabled, style } from '../style.js';
+import { loadReport, requirePath } from './inspect.js';
+
+export interface Finding {
+  severity: 'problem' | 'warning';
+  code: string;
+  message: string;
+}
+
+/** Reads entry data in chunks of this size: bounded memory whatever the entry size. */
+const CRC_CHUNK_BYTES = 8 * 1024 * 1024;
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary:
+    'check bounds and the trailer CRC; with --full every entry CRC (exit 1 when problems are found)',
+  usage: 'memlayer verify <cache> [--full] [--json]',
+  options: { full: { type: 'boolean' }, json: { type: 'boolean' } },
+  run(context) {
+    const path = requirePath(context.positionals);
+    const full = boolFlag(context, 'full');
+    const findings: Finding[] = [];
+    let report: ReturnType<typeof loadReport> | null = null;
+    try {
+      report = loadReport(path);
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause;
+      const failure = error as { exitCode?: number };
+      // An unreadable or foreign file is bad input (exit 2); a damaged cache is a finding.
+      if (!(cause instanceof XpwcFormatError) || failure.exitCode !== EXIT_PROBLEMS) throw error;
+      findings.push({
+        severity: 'problem',
+        code: cause.code,
+        message: `${cause.message} (byte ${cause.offset})`,
+      });
+    }
+    let checkedBytes = 0;
+    if (report) {
+      for (const warning of report.warnings) {
+        const severity = warning.code === 'WARN_XPWC_OVERLAPPING_DATA' ? 'problem' : 'warning';
+        findings.push({ severity, code: warning.code, message: warning.message });
+      }
+      for (const skip of report.commit?.skipped ?? []) {
+        findings.push({
+          severity: 'problem',
+          code: skip.code,
+          message: `commit slot ${skip.slot} (generation ${skip.generation}) names an unusable trailer: ${skip.message}; the previous commit is in use`,
+        });
+      }
+      if (report.historyError)
+        findings.push({
+          severity: 'warning',
+          code: 'HISTORY',
+          message: `older trailer chain is broken: ${report.historyError}`,
+        });
+      if (report.deadTailBytes > 0) {
+        findings.push({
+          severity: 'warning',
+          code: 'DEAD_TAIL',
+          message: `${report.deadTailBytes} bytes after the committed trailer were never committed (an interrupted save)`,
+        });
+      }
+      if (full && report.version === 2) {
+        findings.push({
+          severity: 'warning',
+          code: 'NO_CHECKSUMS',
+          message: 'v2 files carry no data checksums: --full can only check bounds',
+        });
+      }
+      if (full && report.version === 3)
+        checkedBytes = checkEntryCrcs(path, report.entries, findings);
+    }
+    const problems = findings.filter((finding) => finding.severity === 'problem');
+    const result = {
+      path,
+      ok: problems.length === 0,
+      mode: full ? 'full' : 'index',
+      entries: report?.entries.length ?? 0,
+      checkedDataBytes: checkedBytes,
+      findings,
+    };
+    if (boolFlag(context, 'json')) {
+      context.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    } else {
+      const color = colorEnabled();
+      const lines = findings.map(
+        (finding) =>
+          `${finding.severity === 'problem' ? style('problem', 'red', color) : style('warning', 'yellow', color)} ${finding.code}: ${finding.message}`,
+      );
+      const summary = result.ok
+        ? style(`${path}: ok`, 'green', color)
+        : style(
+            `${path}: ${problems.length} problem${problems.length === 1 ? '' : 's'} found`,
+            'red',
+            color,
+          );
+      const detail = report
+        ? ` (${result.entries} entries, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'})`
+        : '';
+      context.stdout(`${[...lines, summary + detail].join('\n')}\n`);
+    }
+    return result.ok ? EXIT_OK : EXIT_PROBLEMS;
+  },
+};
+
+function checkEntryCrcs(
+  path: string,
+  entries: { name: string; offset: number; size: number; crc32c: number | null }[],
+  findings: Finding[],
+): number {
+  const file = openCacheFile(path);
+  const total = entries.reduce((sum, entry) => sum + entry.size, 0);
+  const progress = byteProgress('verify', total);
+  try {
+    for (const entry of entries) {
+      let crc = 0;
+      for (let done = 0; done < entry.size; done += CRC_CHUNK_BYTES) {
+        const length = Math.min(CRC_CHUNK_BYTES, entry.size - done);
+        crc = crc32cOf(file.read(entry.offset + done, length), crc);
+        progress.advance(length);
+      }
+      if (entry.crc32c !== null && crc !== entry.crc32c) {
+        findings.push({
+          severity: 'problem',
+          code: 'ERR_XPWC_CHECKSUM',
+          message: `entry "${entry.name}" at byte ${entry.offset}: data CRC32C ${hex32(crc)} but the index says ${hex32(entry.crc32c)}`,
+        });
+      }
+    }
+    return total;
+  } catch (error) {
+    if (error instanceof XpwcFormatError) throw cacheFormatFailure(path, error);
+    throw error;
+  } finally {
+    progress.stop();
+    file.close();
+  }
+}

@@ -1,0 +1,153 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { memlayer, tempDir, v2FileByHand, v3File } from './helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+let v2Path: string;
+let v3Path: string;
+let v3EntryOffsets: number[];
+
+beforeAll(() => {
+  ({ dir, cleanup } = tempDir());
+  v2Path = join(dir, 'executorch-v2.bin');
+  writeFileSync(v2Path, v2FileByHand());
+  const v3 = v3File();
+  v3Path = join(dir, 'memlayer-v3.bin');
+  writeFileSync(v3Path, v3.bytes);
+  v3EntryOffsets = v3.entryOffsets;
+});
+afterAll(() => cleanup());
+
+function variant(name: string, edit: (bytes: Uint8Array) => Uint8Array): string {
+  const path = join(dir, name);
+  writeFileSync(path, edit(new Uint8Array(readFileSync(v3Path))));
+  return path;
+}
+
+describe('memlayer inspect', () => {
+  test('reads a v2 file built byte by byte from the format table', () => {
+    const result = memlayer(['inspect', v2Path, '--json']);
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.version).toBe(2);
+    expect(report.identity).toBeNull();
+    expect(report.pageSize).toBe(4096);
+    expect(report.entries).toEqual([
+      {
+        name: 'weightbias',
+        offset: 0,
+        size: 100,
+        seed: 0xdeadbeef,
+        fingerprint: null,
+        crc32c: null,
+      },
+      { name: 'w2', offset: 4096, size: 200, seed: 0x12345678, fingerprint: null, crc32c: null },
+    ]);
+    expect(report.liveBytes).toBe(300);
+    expect(report.orphanBytes).toBe(0);
+    expect(report.trailerBytes).toBe(readFileSync(v2Path).length - 8192);
+  });
+
+  test('draws the layout strip and reports orphans of a v3 file', () => {
+    const result = memlayer(['inspect', v3Path, '--width', '24']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('memlayer-test/1 nr8kr1sr1');
+    expect(result.stdout).toMatch(/\|H+\.+#+\+*#\+*T+\|/);
+    expect(result.stdout).toMatch(/orphans\s+4\.00 KiB/);
+  });
+
+  test('--svg writes a picture of the same layout', () => {
+    const svg = join(dir, 'layout.svg');
+    const result = memlayer(['inspect', v3Path, '--svg', svg]);
+    expect(result.status).toBe(0);
+    const text = readFileSync(svg, 'utf8');
+    expect(text.startsWith('<svg')).toBe(true);
+    expect(text).toContain('layer0.weightlayer0.bias');
+    expect(text).toContain('orphan');
+  });
+});
+
+describe('memlayer verify', () => {
+  test('a clean v3 file verifies with --full (exit 0)', () => {
+    const result = memlayer(['verify', v3Path, '--full', '--json']);
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
+      ok: true,
+      mode: 'full',
+      entries: 2,
+      checkedDataBytes: 5300,
+      findings: [],
+    });
+  });
+
+  test('a flipped data byte is found only by --full (exit 1, entry named)', () => {
+    const path = variant('bitrot.bin', (bytes) => {
+      bytes[(v3EntryOffsets[1] as number) + 10] ^= 0x01;
+      return bytes;
+    });
+    expect(memlayer(['verify', path]).status).toBe(0);
+    const result = memlayer(['verify', path, '--full']);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('ERR_XPWC_CHECKSUM');
+    expect(result.stdout).toContain('layer1.weightlayer1.bias');
+  });
+
+  test('a damaged trailer is a problem found (exit 1) with the code and offset', () => {
+    const path = variant('torn-trailer.bin', (bytes) => {
+      bytes[bytes.length - 100] ^= 0xff;
+      return bytes;
+    });
+    const result = memlayer(['verify', path, '--json']);
+    expect(result.status).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.findings[0].code).toBe('ERR_XPWC_NO_COMMIT');
+  });
+
+  test('v2 with --full warns that there are no checksums but passes', () => {
+    const result = memlayer(['verify', v2Path, '--full']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('NO_CHECKSUMS');
+  });
+
+  test('a truncated v2 file is unusable input (exit 2, one line on stderr)', () => {
+    const path = join(dir, 'truncated.bin');
+    writeFileSync(path, v2FileByHand().subarray(0, 8200));
+    const result = memlayer(['verify', path]);
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(path);
+    expect(result.stderr).toContain('ERR_XPWC_BAD_MAGIC');
+  });
+
+  test('a missing file is exit 2 and says what to do', () => {
+    const result = memlayer(['inspect', join(dir, 'nope.bin')]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('ENOENT');
+    expect(result.stderr).toContain('check the path');
+  });
+});
+
+describe('memlayer stats and usage', () => {
+  test('stats --json counts entries and bytes', () => {
+    const result = memlayer(['stats', v3Path, '--json']);
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      version: 3,
+      entries: 2,
+      liveBytes: 5300,
+      orphanBytes: 4096,
+      committedGenerations: 1,
+    });
+  });
+
+  test('bad usage is exit 2', () => {
+    expect(memlayer(['inspect']).status).toBe(2);
+    expect(memlayer(['inspect', v3Path, '--bogus']).status).toBe(2);
+    expect(memlayer(['frobnicate']).status).toBe(2);
+    expect(memlayer(['--help']).status).toBe(0);
+  });
+});

@@ -1,0 +1,104 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  COMMIT_SLOT_OFFSETS,
+  commitSlotForTrailer,
+  crc32cOf,
+  encodeCommitSlot,
+  encodeHeader,
+  encodeTrailer,
+} from '@memlayer/cache-format';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'memlayer.js');
+
+export interface RunResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `memlayer` binary as a user would, in a child process without a TTY. */
+export function memlayer(args: string[], env: Record<string, string> = {}): RunResult {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    timeout: 120_000,
+  });
+  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'memlayer-cli-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function putU32(bytes: number[], value: number): void {
+  for (let i = 0; i < 4; i++) bytes.push((value >>> (8 * i)) & 0xff);
+}
+
+function putU64(bytes: number[], value: number): void {
+  putU32(bytes, value % 2 ** 32);
+  putU32(bytes, Math.floor(value / 2 ** 32));
+}
+
+/**
+ * A v2 cache file built byte by byte from the format table (not with the encoder):
+ * "weightbias" at 0 (100 bytes), "w2" at 4096 (200 bytes), index at 8192.
+ */
+export function v2FileByHand(): Uint8Array {
+  const bytes: number[] = new Array(8192).fill(0);
+  for (let i = 0; i < 100; i++) bytes[i] = (i * 7) & 0xff;
+  for (let i = 0; i < 200; i++) bytes[4096 + i] = (i * 13) & 0xff;
+  const entries: [string, number, number, number][] = [
+    ['weightbias', 0, 100, 0xdeadbeef],
+    ['w2', 4096, 200, 0x12345678],
+  ];
+  for (const [name, offset, size, seed] of entries) {
+    putU32(bytes, name.length);
+    for (const char of name) bytes.push(char.charCodeAt(0));
+    putU64(bytes, offset);
+    putU64(bytes, size);
+    putU32(bytes, seed);
+  }
+  putU64(bytes, 8192); // index_start
+  putU32(bytes, entries.length);
+  bytes.push(0x43, 0x57, 0x50, 0x58); // magic "XPWC" as 0x58505743 little-endian
+  putU32(bytes, 2);
+  return Uint8Array.from(bytes);
+}
+
+/** A v3 file with one committed trailer over two entries, plus an orphan region. */
+export function v3File(): { bytes: Uint8Array; entryOffsets: number[] } {
+  const page = 4096;
+  const data = [
+    Uint8Array.from({ length: 5000 }, (_, i) => i & 0xff),
+    Uint8Array.from({ length: 300 }, (_, i) => (i * 3) & 0xff),
+  ];
+  // Layout: header | orphan page (a superseded pack) | entry 0 (2 pages) | entry 1 | trailer
+  const offsets = [2 * page, 4 * page];
+  const indexStart = 5 * page;
+  const entries = data.map((bytes, i) => ({
+    name: `layer${i}.weightlayer${i}.bias`,
+    fileOffset: offsets[i] as number,
+    dataSize: bytes.length,
+    seed: 0x1000 + i,
+    fingerprint: 0xabcd,
+    crc32c: crc32cOf(bytes),
+  }));
+  const trailer = encodeTrailer(entries, {
+    indexStart,
+    identity: 'memlayer-test/1 nr8kr1sr1',
+    generation: 1,
+  });
+  const file = new Uint8Array(indexStart + trailer.length);
+  file.set(encodeHeader({ pageSize: page }), 0);
+  file.fill(0x55, page, 2 * page);
+  for (const [i, bytes] of data.entries()) file.set(bytes, offsets[i] as number);
+  file.set(trailer, indexStart);
+  const slot = encodeCommitSlot(commitSlotForTrailer(trailer), 0);
+  file.set(slot, COMMIT_SLOT_OFFSETS[0] as number);
+  return { bytes: file, entryOffsets: offsets };
+}
