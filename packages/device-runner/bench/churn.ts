@@ -11,8 +11,8 @@ import {
   parseChipCallable,
   readGnuBuildId,
   SimDevice,
+  writeSharedObject,
 } from '../src/index.js';
-import { writeSharedObject } from '../test/support/elf-writer.js';
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));

@@ -52,6 +52,12 @@ export {
   STT_GNU_IFUNC,
   STT_OBJECT,
 } from './elf.js';
+export {
+  type ElfSpec,
+  orchestrationObject,
+  type SymbolSpec,
+  writeSharedObject,
+} from './elf-writer.js';
 export { DeviceRunnerError, type DeviceRunnerErrorCode } from './errors.js';
 export { FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Fnv1a64, fnv1a64, formatHash64 } from './fnv.js';
 export { aicoreImageHash, contentHash } from './hashes.js';

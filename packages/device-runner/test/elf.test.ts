@@ -7,9 +7,9 @@ import {
   loadOrchestration,
   parseSharedObject,
   readGnuBuildId,
+  writeSharedObject,
 } from '../src/index.js';
 import { errorCode } from './support/callables.js';
-import { writeSharedObject } from './support/elf-writer.js';
 
 const id = Uint8Array.from({ length: 20 }, (_, i) => i + 1);
 const symbols = [

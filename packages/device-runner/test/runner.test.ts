@@ -4,11 +4,11 @@ import {
   CoreCallableLayout,
   DeviceRunner,
   type DeviceRunnerStats,
+  orchestrationObject,
   parseChipCallable,
   SimDevice,
 } from '../src/index.js';
 import { errorCode, makeCallable } from './support/callables.js';
-import { orchObject } from './support/elf-writer.js';
 
 function setup(options: { contentHash?: (bytes: Uint8Array) => bigint } = {}) {
   const device = new SimDevice({ capacity: 2 * 1024 * 1024 });
@@ -175,7 +175,7 @@ describe('DeviceRunner: every failure path leaves the pool and committed bytes u
         r.registerCallable(
           5,
           buildChipCallable({
-            orch: orchObject(1),
+            orch: orchestrationObject(1),
             children: [{ funcId: 0, core: { binary: new Uint8Array(3 << 20) } }],
           }),
         ),
@@ -216,7 +216,11 @@ describe('DeviceRunner: every failure path leaves the pool and committed bytes u
     ],
     [
       'AICPU load failure (missing entry)',
-      (r) => r.registerCallable(5, buildChipCallable({ orch: orchObject(1), funcName: 'absent' })),
+      (r) =>
+        r.registerCallable(
+          5,
+          buildChipCallable({ orch: orchestrationObject(1), funcName: 'absent' }),
+        ),
       'ERR_AICPU_LOAD_FAILED',
     ],
     [

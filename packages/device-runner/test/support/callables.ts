@@ -1,5 +1,4 @@
-import { buildChipCallable, type ChipCallableSpec } from '../../src/index.js';
-import { orchObject } from './elf-writer.js';
+import { buildChipCallable, type ChipCallableSpec, orchestrationObject } from '../../src/index.js';
 
 /** A distinct, loadable callable: orch with a distinct build id and `children` kernels. */
 export function makeCallable(
@@ -8,7 +7,7 @@ export function makeCallable(
 ): Uint8Array {
   const children = options.children ?? 2;
   const spec: ChipCallableSpec = {
-    orch: orchObject(tag),
+    orch: orchestrationObject(tag),
     signature: [1, 2],
     configName: 'aicpu_orchestration_config',
     children: Array.from({ length: children }, (_, i) => ({

@@ -1,7 +1,7 @@
 /**
  * Writes minimal but well-formed ELF64 little-endian shared objects (ET_DYN with one
- * PT_LOAD at vaddr 0, a PT_DYNAMIC and optionally a PT_NOTE build id). Used where a test
- * needs many objects or one malformed on purpose; real toolchain output is tested with cc.
+ * PT_LOAD at vaddr 0, a PT_DYNAMIC and optionally a PT_NOTE build id): orchestration objects
+ * for the simulated AICPU where no C toolchain is at hand, and malformed ones on purpose.
  */
 export interface SymbolSpec {
   readonly name: string;
@@ -156,7 +156,7 @@ export function writeSharedObject(spec: ElfSpec): Uint8Array {
 }
 
 /** A loadable orchestration object exporting the default entry and a config symbol. */
-export function orchObject(tag: number, entry = 'aicpu_orchestration_entry'): Uint8Array {
+export function orchestrationObject(tag: number, entry = 'aicpu_orchestration_entry'): Uint8Array {
   const id = new Uint8Array(20);
   new DataView(id.buffer).setUint32(0, tag, true);
   id[19] = 0x5a;
