@@ -85,7 +85,8 @@ describe('memlayer verify', () => {
 
   test('a flipped data byte is found only by --full (exit 1, entry named)', () => {
     const path = variant('bitrot.bin', (bytes) => {
-      bytes[(v3EntryOffsets[1] as number) + 10] ^= 0x01;
+      const at = (v3EntryOffsets[1] as number) + 10;
+      bytes[at] = (bytes[at] as number) ^ 0x01;
       return bytes;
     });
     expect(memlayer(['verify', path]).status).toBe(0);
@@ -97,7 +98,7 @@ describe('memlayer verify', () => {
 
   test('a damaged trailer is a problem found (exit 1) with the code and offset', () => {
     const path = variant('torn-trailer.bin', (bytes) => {
-      bytes[bytes.length - 100] ^= 0xff;
+      bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0xff;
       return bytes;
     });
     const result = memlayer(['verify', path, '--json']);

@@ -3,6 +3,7 @@ import type { BackendRegistry } from '../backends/registry.js';
 import { describeValue, ModuleLoaderError } from '../errors.js';
 import type { ReadonlyLoadBackendOptionsMap } from '../options/load-backend-options-map.js';
 import { OwnedOptionsMap } from '../options/owned-options-map.js';
+import type { ProgramManifest } from '../program/manifest.js';
 import { type LoadedProgram, loadProgram, type ProgramVerification } from '../program/program.js';
 
 export interface ModuleConfig {
@@ -67,6 +68,11 @@ export class Module {
   /** The Module's own options (an immutable copy; mutating the caller's map never reaches it). */
   backendOptions(): OwnedOptionsMap {
     return this.options;
+  }
+
+  /** The loaded program's manifest (methods, inputs, graphs). */
+  programManifest(): ProgramManifest {
+    return this.requireProgram().manifest;
   }
 
   methodNames(): string[] {

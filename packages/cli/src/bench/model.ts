@@ -1,0 +1,53 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeSafetensors, type F32TensorInput } from '@memlayer/module-loader';
+import { fillWeights } from './measure.js';
+import type { ModelSpec } from './types.js';
+
+/** Layers per safetensors file: keeps the generator's memory at one file's worth. */
+const LAYERS_PER_FILE = 64;
+
+/**
+ * Writes a deterministic program (manifest + safetensors) of `spec.layers` chained linear
+ * layers, `l<i>.weight` [dim, dim] and `l<i>.bias` [dim], and returns the manifest path.
+ */
+export function writeModel(dir: string, spec: ModelSpec): string {
+  mkdirSync(dir, { recursive: true });
+  const scale = Math.sqrt(12 / spec.dim); // uniform(-a, a) with dim·a²/3 = 1
+  const files: string[] = [];
+  for (let first = 0; first < spec.layers; first += LAYERS_PER_FILE) {
+    const tensors: F32TensorInput[] = [];
+    for (let layer = first; layer < Math.min(spec.layers, first + LAYERS_PER_FILE); layer++) {
+      const weight = fillWeights(new Float32Array(spec.dim * spec.dim), layer + 1, scale);
+      const bias = fillWeights(new Float32Array(spec.dim), 100_000 + layer, 0.1);
+      tensors.push({ name: `l${layer}.weight`, shape: [spec.dim, spec.dim], data: weight });
+      tensors.push({ name: `l${layer}.bias`, shape: [spec.dim], data: bias });
+    }
+    const file = `weights-${files.length}.safetensors`;
+    writeFileSync(join(dir, file), encodeSafetensors(tensors));
+    files.push(file);
+  }
+  const graph = Array.from({ length: spec.layers }, (_, layer) => ({
+    op: 'linear',
+    input: layer === 0 ? 'x' : `h${layer - 1}`,
+    output: `h${layer}`,
+    weight: `l${layer}.weight`,
+    bias: `l${layer}.bias`,
+  }));
+  const manifest = {
+    format: 'memlayer-program',
+    version: 1,
+    weights: files,
+    methods: {
+      forward: {
+        backend: 'XnnpackBackend',
+        inputs: [{ name: 'x', features: spec.dim }],
+        graph,
+        outputs: [`h${spec.layers - 1}`],
+      },
+    },
+  };
+  const path = join(dir, 'program.json');
+  writeFileSync(path, JSON.stringify(manifest));
+  return path;
+}

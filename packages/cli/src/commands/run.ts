@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { ModuleLoaderError } from '@memlayer/module-loader';
+import { CliError, EXIT_OK, EXIT_USAGE, usageError } from '../cli-error.js';
+import { boolFlag, type Command, stringFlag } from '../command.js';
+import { formatBytes, formatMs, hex32, renderTable } from '../format.js';
+import { runProgram } from '../run-program.js';
+import { requirePath } from './inspect.js';
+
+function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw usageError(`Expected a positive integer for ${flag} but received "${text}"`);
+  return value;
+}
+
+/** --input: a JSON array of numbers (one input) or an array of such arrays. */
+function readInputs(path: string): Float32Array[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new CliError(`${path}: cannot read input (${(error as Error).message})`, {
+      exitCode: EXIT_USAGE,
+    });
+  }
+  const lists = Array.isArray(json) && json.every(Array.isArray) ? json : [json];
+  return lists.map((list, index) => {
+    if (!Array.isArray(list) || !list.every((value) => typeof value === 'number')) {
+      throw new CliError(`${path}: input ${index} must be an array of numbers`, {
+        exitCode: EXIT_USAGE,
+      });
+    }
+    return Float32Array.from(list as number[]);
+  });
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary:
+    'load a program through the module loader and run a method; timings, packs, cache hits, memory',
+  usage:
+    'memlayer run <program.json> [--cache <file>] [--method <name>] [--batch <n>] [--input <file.json>] [--repeat <n>] [--json]',
+  options: {
+    cache: { type: 'string' },
+    method: { type: 'string' },
+    batch: { type: 'string' },
+    input: { type: 'string' },
+    repeat: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  run(context) {
+    const programPath = requirePath(context.positionals, 'a program.json');
+    const input = stringFlag(context, 'input');
+    const method = stringFlag(context, 'method');
+    let report: ReturnType<typeof runProgram>;
+    try {
+      report = runProgram({
+        programPath,
+        cachePath: stringFlag(context, 'cache') ?? '',
+        ...(method === undefined ? {} : { method }),
+        batch: positiveInteger(stringFlag(context, 'batch'), '--batch', 1),
+        ...(input === undefined ? {} : { inputs: readInputs(input) }),
+        repeat: positiveInteger(stringFlag(context, 'repeat'), '--repeat', 1),
+      });
+    } catch (error) {
+      if (!(error instanceof ModuleLoaderError)) throw error;
+      const where = [error.file, error.field].filter(Boolean).join(' ');
+      throw new CliError(`${where ? `${where}: ` : ''}${error.code}: ${error.message}`, {
+        exitCode: [
+          'ERR_MANIFEST_INVALID',
+          'ERR_SAFETENSORS_INVALID',
+          'ERR_PROGRAM_IO',
+          'ERR_INVALID_INPUT',
+          'ERR_METHOD_NOT_FOUND',
+        ].includes(error.code)
+          ? EXIT_USAGE
+          : 1,
+        hint: 'fix the program files (see the module-loader README for the format)',
+        cause: error,
+      });
+    }
+    if (boolFlag(context, 'json')) {
+      context.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      return EXIT_OK;
+    }
+    const rows: string[][] = [
+      ['load (manifest + map weights)', formatMs(report.timings.loadMs)],
+      ['init (pack or map packed weights)', formatMs(report.timings.initMs)],
+      ['execute (per run)', formatMs(report.timings.executeMs)],
+      ['unload', formatMs(report.timings.unloadMs)],
+      ['operators', String(report.operators)],
+      ['packing calls', String(report.packs)],
+      ['cache hits', String(report.cacheHits)],
+    ];
+    if (report.cache) {
+      rows.push(
+        ['packed bytes', formatBytes(report.cache.packedBytes)],
+        ['cache file', formatBytes(report.cache.fileBytes)],
+        ['orphan bytes', formatBytes(report.cache.orphanBytes)],
+        [
+          'dirty / clean (mapped)',
+          report.cache.memoryMeasured
+            ? `${formatBytes(report.cache.dirtyBytes)} / ${formatBytes(report.cache.cleanBytes)}`
+            : 'not measured here',
+        ],
+        ['packed bytes on the heap', formatBytes(report.cache.heapBytes)],
+      );
+    }
+    if (report.device)
+      rows.push(['device bytes uploaded', formatBytes(report.device.bytesUploaded)]);
+    const outputs = report.outputs.map(
+      (output, index) =>
+        `output ${index}: [${output.shape.join(', ')}] crc32c ${hex32(output.crc32c)} first ${output.first.map((v) => v.toFixed(5)).join(' ')}`,
+    );
+    context.stdout(
+      `${report.program} · ${report.method} (${report.backend})${report.cachePath ? ` · cache ${report.cachePath}` : ' · heap-only cache'}\n${renderTable(['step', 'value'], rows)}\n${outputs.join('\n')}\n`,
+    );
+    return EXIT_OK;
+  },
+};

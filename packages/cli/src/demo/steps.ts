@@ -1,0 +1,165 @@
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import {
+  buildChipCallable,
+  DeviceRunner,
+  type MemoryDesign,
+  orchestrationObject,
+} from '@memlayer/device-runner';
+import {
+  BackendOptions,
+  createDefaultRegistry,
+  LoadBackendOptionsMap,
+  Module,
+} from '@memlayer/module-loader';
+import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
+import { CliError } from '../cli-error.js';
+import type { RunReport } from '../run-program.js';
+
+/** Runs `memlayer run … --json` in a fresh process, so nothing is shared but the files. */
+export function runInFreshProcess(
+  bin: string,
+  programPath: string,
+  cachePath: string,
+  batch: number,
+): RunReport {
+  const result = spawnSync(
+    process.execPath,
+    [
+      bin,
+      'run',
+      programPath,
+      '--cache',
+      cachePath,
+      '--method',
+      'forward',
+      '--batch',
+      String(batch),
+      '--json',
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (result.status !== 0) {
+    throw new CliError(
+      `demo: the child run failed (exit ${result.status}): ${result.stderr.trim()}`,
+    );
+  }
+  return JSON.parse(result.stdout) as RunReport;
+}
+
+export interface ReloadFigures {
+  cycles: number;
+  fileSizes: number[];
+  packs: number;
+}
+
+/** Loads and unloads the model `cycles` times in this process, recording the cache file size. */
+export function reloadCycles(
+  programPath: string,
+  cachePath: string,
+  cycles: number,
+): ReloadFigures {
+  const manager = new XNNWeightsCacheManager();
+  const registry = createDefaultRegistry({ xnnpack: { caches: manager } });
+  const options = new LoadBackendOptionsMap().setOptions(
+    'XnnpackBackend',
+    new BackendOptions()
+      .setOption('packed_cache_path', cachePath)
+      .setOption('save_weight_cache_on_disk', true),
+  );
+  const fileSizes: number[] = [];
+  const before = packingStats().calls;
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    const module = new Module(programPath, { registry });
+    module.load(options);
+    module.loadMethod('forward');
+    module.dispose();
+    fileSizes.push(statSync(cachePath).size);
+  }
+  return { cycles, fileSizes, packs: packingStats().calls - before };
+}
+
+export interface ChurnFigures {
+  cycles: number;
+  callableBytes: number;
+  bytesUploadedPerRegistration: number;
+  baselineBytes: number;
+  peakBytes: number;
+  afterBytes: number;
+  /** The same churn of distinct callables on the refcounted design and on the old one. */
+  distinct: {
+    callables: number;
+    cycles: number;
+    refcountedAfter: number;
+    legacyAfter: number;
+    refcountedUploadRatio: number;
+    legacyUploadRatio: number;
+  };
+}
+
+/** Ascend-sim churn: a Module loads/unloads the "npu" method; then distinct callables on both designs. */
+export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
+  const runner = new DeviceRunner();
+  const registry = createDefaultRegistry({ ascend: { runner } });
+  const baselineBytes = runner.stats().committedBytes;
+  let peakBytes = baselineBytes;
+  let uploaded = 0;
+  let callableBytes = 0;
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    const module = new Module(programPath, { registry });
+    module.load();
+    module.loadMethod('npu');
+    const handle = module.methodHandle('npu') as {
+      bytesUploaded: number;
+      callable: { totalSize: number };
+    };
+    uploaded += handle.bytesUploaded;
+    callableBytes = handle.callable.totalSize;
+    peakBytes = Math.max(peakBytes, runner.stats().committedBytes);
+    module.dispose();
+  }
+  const distinct = { callables: 20, cycles: 25 };
+  const after = (design: MemoryDesign) => {
+    const designRunner = new DeviceRunner({ memoryDesign: design });
+    const callables = Array.from({ length: distinct.callables }, (_, tag) =>
+      buildChipCallable({
+        orch: orchestrationObject(tag + 1),
+        children: [{ funcId: 0, core: { binary: new Uint8Array(4096).fill(tag) } }],
+      }),
+    );
+    // Upload ratio of the first registration of each callable (later ones may hit a kept buffer).
+    let firstUploads = 0;
+    let firstTotal = 0;
+    for (let cycle = 0; cycle < distinct.cycles; cycle++) {
+      callables.forEach((callable, cid) => {
+        const { bytesUploaded } = designRunner.registerCallable(cid, callable);
+        if (cycle === 0) {
+          firstUploads += bytesUploaded;
+          firstTotal += callable.byteLength;
+        }
+      });
+      callables.forEach((_, cid) => designRunner.unregisterCallable(cid));
+    }
+    return {
+      committed: designRunner.stats().committedBytes,
+      uploadRatio: firstUploads / firstTotal,
+    };
+  };
+  const refcounted = after('refcounted');
+  const legacy = after('legacy-1082');
+  return {
+    cycles,
+    callableBytes,
+    bytesUploadedPerRegistration: uploaded / cycles,
+    baselineBytes,
+    peakBytes,
+    afterBytes: runner.stats().committedBytes,
+    distinct: {
+      ...distinct,
+      refcountedAfter: refcounted.committed,
+      legacyAfter: legacy.committed,
+      refcountedUploadRatio: refcounted.uploadRatio,
+      legacyUploadRatio: legacy.uploadRatio,
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { crc32cOf } from '@memlayer/cache-format';
+import { DeviceRunner } from '@memlayer/device-runner';
+import {
+  type AscendSimHandle,
+  BackendOptions,
+  createDefaultRegistry,
+  LoadBackendOptionsMap,
+  Module,
+  type Tensor,
+  type XnnpackHandle,
+} from '@memlayer/module-loader';
+import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
+
+export interface RunProgramOptions {
+  programPath: string;
+  /** packed_cache_path: '' = heap-only cache. */
+  cachePath: string;
+  /** Method to run; the first method of the program when omitted. */
+  method?: string;
+  batch: number;
+  /** Inputs as flat arrays; deterministic inputs when omitted. */
+  inputs?: Float32Array[];
+  repeat: number;
+}
+
+export interface RunReport {
+  program: string;
+  method: string;
+  backend: string;
+  cachePath: string;
+  timings: { loadMs: number; initMs: number; executeMs: number; unloadMs: number };
+  packs: number;
+  packedBytesPacked: number;
+  operators: number;
+  cacheHits: number;
+  cache: {
+    entries: number;
+    packedBytes: number;
+    fileBytes: number;
+    orphanBytes: number;
+    mappedBytes: number;
+    heapBytes: number;
+    dirtyBytes: number;
+    cleanBytes: number;
+    memoryMeasured: boolean;
+  } | null;
+  device: { bytesUploaded: number; committedBytes: number; committedAfterUnload: number } | null;
+  outputs: { shape: [number, number]; crc32c: number; first: number[] }[];
+}
+
+/** Deterministic inputs in [-1, 1): the same program gives the same outputs in any process. */
+export function deterministicInput(rows: number, columns: number, seed = 1): Float32Array {
+  const out = new Float32Array(rows * columns);
+  let state = seed >>> 0 || 1;
+  for (let i = 0; i < out.length; i++) {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    out[i] = state / 2 ** 31 - 1;
+  }
+  return out;
+}
+
+const now = () => performance.now();
+
+/**
+ * Loads a program through the module loader with a file-backed weights cache, runs one
+ * method and unloads, measuring each step. Packing counts come from the packing counters,
+ * memory from the cache's mappings (/proc/self/smaps) right after the method is ready.
+ */
+export function runProgram(options: RunProgramOptions): RunReport {
+  const manager = new XNNWeightsCacheManager();
+  const runner = new DeviceRunner();
+  const registry = createDefaultRegistry({ xnnpack: { caches: manager }, ascend: { runner } });
+  const module = new Module(options.programPath, { registry });
+  const backendOptions = new LoadBackendOptionsMap().setOptions(
+    'XnnpackBackend',
+    new BackendOptions()
+      .setOption('packed_cache_path', options.cachePath)
+      .setOption('save_weight_cache_on_disk', options.cachePath !== ''),
+  );
+  const started = now();
+  module.load(backendOptions);
+  const loaded = now();
+  const method = options.method ?? (module.methodNames()[0] as string);
+  const packsBefore = packingStats();
+  const deviceBaseline = runner.stats().committedBytes;
+  module.loadMethod(method);
+  const initialized = now();
+  const packsAfter = packingStats();
+  const handle = module.methodHandle(method) as Partial<XnnpackHandle & AscendSimHandle>;
+  const manifest = module.programManifest().methods.get(method);
+  const inputs =
+    manifest?.kind === 'graph'
+      ? manifest.inputs.map((input, index): Tensor => {
+          const data =
+            options.inputs?.[index] ?? deterministicInput(options.batch, input.features, index + 1);
+          return { shape: [data.length / input.features, input.features], data };
+        })
+      : [];
+  let outputs: Tensor[] = [];
+  const executeStart = now();
+  for (let round = 0; round < options.repeat; round++) outputs = module.execute(method, inputs);
+  const executed = now();
+  const operators = handle.operators?.size ?? 0;
+  const cache = handle.cache;
+  const stats = cache?.stats();
+  const memory = cache?.memoryStats();
+  const device = handle.callable
+    ? { bytesUploaded: handle.bytesUploaded ?? 0, committedBytes: runner.stats().committedBytes }
+    : null;
+  const unloadStart = now();
+  module.dispose();
+  const unloaded = now();
+  return {
+    program: options.programPath,
+    method,
+    backend: manifest?.backend ?? '?',
+    cachePath: options.cachePath,
+    timings: {
+      loadMs: loaded - started,
+      initMs: initialized - loaded,
+      executeMs: (executed - executeStart) / Math.max(options.repeat, 1),
+      unloadMs: unloaded - unloadStart,
+    },
+    packs: packsAfter.calls - packsBefore.calls,
+    packedBytesPacked: packsAfter.bytes - packsBefore.bytes,
+    operators,
+    cacheHits: handle.cacheHits ?? 0,
+    cache:
+      stats && memory
+        ? {
+            entries: stats.entries,
+            packedBytes: stats.packedBytes,
+            fileBytes: stats.fileBytes,
+            orphanBytes: stats.orphanBytes,
+            mappedBytes: stats.mappedBytes,
+            heapBytes: stats.heapBytes,
+            dirtyBytes: memory.dirtyBytes,
+            cleanBytes: memory.cleanBytes,
+            memoryMeasured: memory.available,
+          }
+        : null,
+    device: device && {
+      ...device,
+      committedAfterUnload: runner.stats().committedBytes - deviceBaseline,
+    },
+    outputs: outputs.map((output) => ({
+      shape: output.shape,
+      crc32c: crc32cOf(
+        new Uint8Array(output.data.buffer, output.data.byteOffset, output.data.byteLength),
+      ),
+      first: [...output.data.subarray(0, 4)],
+    })),
+  };
+}
