@@ -138,7 +138,7 @@ export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
           firstTotal += callable.byteLength;
         }
       });
-      callables.forEach((_, cid) => designRunner.unregisterCallable(cid));
+      for (let cid = 0; cid < callables.length; cid++) designRunner.unregisterCallable(cid);
     }
     return {
       committed: designRunner.stats().committedBytes,
