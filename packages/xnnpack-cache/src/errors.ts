@@ -1,5 +1,6 @@
 /** Stable error codes thrown by this package; tests and callers match on these. */
 export type WeightsCacheErrorCode =
+  | 'ERR_CACHE_COMPACT_FAILED'
   | 'ERR_CACHE_INVALID_ARGUMENT'
   | 'ERR_CACHE_INVALID_EXTERNAL_DATA'
   | 'ERR_CACHE_INVALID_OFFSET'
@@ -7,6 +8,7 @@ export type WeightsCacheErrorCode =
   | 'ERR_CACHE_NOT_FINALIZED'
   | 'ERR_CACHE_OUT_OF_DATE'
   | 'ERR_CACHE_OUT_OF_MEMORY'
+  | 'ERR_CACHE_SAVE_FAILED'
   | 'ERR_CACHE_UNKNOWN_NAME';
 
 export class WeightsCacheError extends Error {

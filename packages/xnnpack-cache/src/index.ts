@@ -1,4 +1,9 @@
 export { PACKED_ALLOCATION_ALIGNMENT, roundUp } from './alignment.js';
+export {
+  type WeightsCacheHandle,
+  XNNWeightsCacheManager,
+  type XNNWeightsCacheManagerOptions,
+} from './cache/manager.js';
 export type { PackedDataMeta } from './cache/packed-data-meta.js';
 export { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './cache/provider.js';
 export type { WeightsCacheStats } from './cache/stats.js';
@@ -31,7 +36,17 @@ export {
   fullyConnectedSeed,
   OPERATOR_TYPE_FULLY_CONNECTED_NC_F32,
 } from './packing/seed.js';
+export { type CompactOptions, type CompactResult, compact } from './storage/compact.js';
+export {
+  FileStorage,
+  type FileStorageInfo,
+  type FileStorageOptions,
+  type VerifyMode,
+} from './storage/file-storage.js';
 export { HeapStorage, type HeapStorageOptions } from './storage/heap-storage.js';
+export { DEFAULT_CACHE_IDENTITY } from './storage/identity.js';
+export type { CacheFormat } from './storage/index-io.js';
+export type { CacheMemoryStats } from './storage/memory-stats.js';
 export type {
   OpenContext,
   PackedRegion,
@@ -40,3 +55,5 @@ export type {
   StorageStats,
   StoredEntry,
 } from './storage/packed-storage.js';
+export { WARNING_TYPE, type WeightsCacheWarningCode } from './storage/warnings.js';
+export { PACKAGE_VERSION } from './version.js';

@@ -6,15 +6,22 @@ import {
   WeightsCacheError,
 } from '../errors.js';
 import type { NamedDataMap, TensorView } from '../named-data-map.js';
+import { FileStorage, type FileStorageOptions } from '../storage/file-storage.js';
 import { HeapStorage } from '../storage/heap-storage.js';
+import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
 import type { PackedRegion, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './provider.js';
 import type { WeightsCacheStats } from './stats.js';
 
-export interface XNNWeightsCacheOptions {
-  /** Where packed bytes live; heap-only when omitted. */
+export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions, 'path'>> {
+  /** Where packed bytes live; overrides `path`. */
   readonly storage?: PackedStorage;
+  /**
+   * Cache file (spec §3): a non-empty path makes the cache file-backed (a FileStorage with
+   * the other options); empty or omitted means heap only, no file touched.
+   */
+  readonly path?: string;
 }
 
 /** One packed buffer; its index in the list is the offset handed out. */
@@ -57,7 +64,12 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   #seedRejects = 0;
 
   constructor(options: XNNWeightsCacheOptions = {}) {
-    this.#storage = options.storage ?? new HeapStorage();
+    this.#storage = options.storage ?? storageFor(options);
+  }
+
+  /** The storage behind this cache (a FileStorage in file-backed mode). */
+  get storage(): PackedStorage {
+    return this.#storage;
   }
 
   /** Starts a runtime build: remembers the named data map and clears isFinalized. */
@@ -202,13 +214,21 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       names.push(name);
     }
     this.#storage.sync();
-    this.savePackedIndex();
+    try {
+      this.savePackedIndex();
+    } catch (error) {
+      // File storage has warned and fallen back to the heap; the runtime keeps working.
+      if (!(error instanceof WeightsCacheError && error.code === 'ERR_CACHE_SAVE_FAILED')) {
+        throw error;
+      }
+    }
     return names;
   }
 
   /**
    * Asks storage to save an index of every named entry (a no-op on the heap, and in
    * file mode when nothing new was reserved). Entries made durable become fromLoad.
+   * Throws ERR_CACHE_SAVE_FAILED when the file could not be written.
    */
   savePackedIndex(): void {
     const entries: StoredEntry[] = [];
@@ -311,6 +331,27 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     };
   }
 
+  /** Dirty vs clean bytes of the cache's file mappings, from /proc/self/smaps (spec §4.7). */
+  memoryStats(): CacheMemoryStats {
+    return (
+      this.#storage.memoryStats?.() ?? mappingsMemoryStats([], this.#storage.stats().heapBytes)
+    );
+  }
+
+  /**
+   * Releases every packed buffer and closes the storage (and its file). The cache can be
+   * used again: the next initializeForRuntime loads the file afresh. Offsets handed out
+   * before are invalid afterwards.
+   */
+  close(): void {
+    this.#meta.clear();
+    this.#unpackedNames.clear();
+    this.#unpackedViews.length = 0;
+    this.#namedDataMap = null;
+    this.#finalized = false;
+    this.#releaseAll();
+  }
+
   #find(key: LookUpKey): Found {
     validateKey(key);
     const kernelName = this.#unpackedNames.get(key.kernel);
@@ -325,7 +366,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     const meta = this.#meta.get(name);
     if (meta === undefined) return { kind: 'miss', name };
     // A different seed means another ukernel packed it: treat as a miss and repack.
-    if (meta.seed !== key.seed || meta.fingerprint !== key.fingerprint) {
+    // Fingerprint 0 means "unknown" (an entry loaded from a v2 file, which has no
+    // fingerprint): only the seed decides, as in ExecuTorch.
+    const fingerprintDiffers = meta.fingerprint !== 0 && meta.fingerprint !== key.fingerprint;
+    if (meta.seed !== key.seed || fingerprintDiffers) {
       return { kind: 'stale', name, meta };
     }
     return { kind: 'hit', name, meta };
@@ -361,6 +405,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#slots = [];
     this.#pending.clear();
   }
+}
+
+function storageFor(options: XNNWeightsCacheOptions): PackedStorage {
+  const { path, storage: _storage, ...fileOptions } = options;
+  if (path === undefined || path === '') return new HeapStorage();
+  if (typeof path !== 'string') invalidArgument('a string', 'options.path', path);
+  return new FileStorage({ ...fileOptions, path });
 }
 
 function validateKey(key: LookUpKey): void {

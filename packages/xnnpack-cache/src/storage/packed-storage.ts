@@ -1,3 +1,5 @@
+import type { CacheMemoryStats } from './memory-stats.js';
+
 /**
  * The seam between the weights cache and where packed bytes live. The cache never
  * knows whether a region is heap memory or a page of a mapped file: it only reserves,
@@ -73,4 +75,6 @@ export interface PackedStorage {
   /** No entry remains: release every region and close any backing file. */
   close(): void;
   stats(): StorageStats;
+  /** Dirty vs clean bytes of the storage's mappings (file-backed storages). */
+  memoryStats?(): CacheMemoryStats;
 }
