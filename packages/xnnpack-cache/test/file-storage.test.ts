@@ -143,8 +143,13 @@ describe.each(BACKENDS)('file-backed cache (%s backend of mmap-native)', (backen
     stale.cache.close();
 
     const before = statSync(path).size;
-    const result = compact(path, { backend });
+    const progress: [number, number][] = [];
+    const result = compact(path, {
+      backend,
+      onProgress: (done, total) => progress.push([done, total]),
+    });
     expect(result.bytesBefore).toBe(before);
+    expect(progress.at(-1)?.[0]).toBe(progress.at(-1)?.[1]);
     expect(result.entries).toBe(6);
     const { expected, actual } = compactSizeOf(path);
     expect(actual).toBe(expected);
@@ -154,6 +159,8 @@ describe.each(BACKENDS)('file-backed cache (%s backend of mmap-native)', (backen
     expect(warm.packCalls).toBe(0);
     expect(warm.stats.orphanBytes).toBe(0);
     expect(warm.hashes).toEqual(referenceHashes(retiled));
+    // Progress counted the live bytes copied: exactly what the warm run loads.
+    expect(progress.at(-1)?.[1]).toBe(warm.stats.packedBytes);
     warm.cache.close();
   });
 

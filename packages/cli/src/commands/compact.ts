@@ -3,6 +3,7 @@ import { compact, WeightsCacheError } from '@memlayer/xnnpack-cache';
 import { CliError, EXIT_OK, EXIT_USAGE } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
 import { formatBytes, renderTable } from '../format.js';
+import { type ByteProgress, byteProgress } from '../progress.js';
 import { requirePath } from './inspect.js';
 
 export const compactCommand: Command = {
@@ -24,9 +25,18 @@ export const compactCommand: Command = {
     const target = out ?? source;
     if (out !== undefined) copyFileSync(source, out);
     let result: ReturnType<typeof compact>;
+    let progress: ByteProgress | undefined;
+    let copied = 0;
     try {
-      result = compact(target);
+      result = compact(target, {
+        onProgress: (done, total) => {
+          progress ??= byteProgress('compact', total);
+          progress.advance(done - copied);
+          copied = done;
+        },
+      });
     } catch (error) {
+      progress?.stop();
       if (!(error instanceof WeightsCacheError)) throw error;
       const cause = error.cause as { code?: string; message?: string } | undefined;
       const detail = cause?.code ? ` (${cause.code}: ${cause.message})` : '';
@@ -36,6 +46,7 @@ export const compactCommand: Command = {
         cause: error,
       });
     }
+    progress?.stop();
     const summary = { path: target, ...result, savedBytes: result.bytesBefore - result.bytesAfter };
     if (boolFlag(context, 'json')) {
       context.stdout(`${JSON.stringify(summary, null, 2)}\n`);

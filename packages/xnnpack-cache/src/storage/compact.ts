@@ -21,6 +21,8 @@ import { writeAll, writeFileAtomically } from './index-io.js';
 
 export interface CompactOptions {
   readonly backend?: BackendChoice | undefined;
+  /** Called after each copied chunk with the live bytes copied so far and their total. */
+  readonly onProgress?: ((copiedBytes: number, totalBytes: number) => void) | undefined;
 }
 
 export interface CompactResult {
@@ -51,7 +53,9 @@ export function compact(path: string, options: CompactOptions = {}): CompactResu
     for (let attempt = 0; attempt < 8; attempt++) {
       file = CacheFile.open(path, options.backend);
       const opened = file;
-      const result = opened.withLock(() => (opened.isReplaced() ? null : compactLocked(opened)));
+      const result = opened.withLock(() =>
+        opened.isReplaced() ? null : compactLocked(opened, options.onProgress),
+      );
       opened.close();
       file = null;
       if (result !== null) return result;
@@ -66,7 +70,7 @@ export function compact(path: string, options: CompactOptions = {}): CompactResu
   }
 }
 
-function compactLocked(file: CacheFile): CompactResult {
+function compactLocked(file: CacheFile, onProgress: CompactOptions['onProgress']): CompactResult {
   const bytesBefore = file.size();
   const { trailer, commit } = readTrailer((o, l) => file.read(o, l), bytesBefore);
   const page = commit?.header.pageSize ?? Math.max(pageSize(), DEFAULT_PAGE_SIZE);
@@ -74,13 +78,19 @@ function compactLocked(file: CacheFile): CompactResult {
   const version = trailer.version;
   let dropped = 0;
   let bytesAfter = 0;
+  const totalBytes = live.reduce((sum, entry) => sum + entry.dataSize, 0);
+  let copiedBytes = 0;
+  const progress = (bytes: number) => {
+    copiedBytes += bytes;
+    onProgress?.(copiedBytes, totalBytes);
+  };
   writeFileAtomically(file.path, (fd) => {
     let end = version === 3 ? V3_HEADER_SIZE : 0;
     if (version === 3) writeAll(fd, encodeHeader({ pageSize: page }), 0);
     const placed: XpwcEntryV3[] = [];
     for (const entry of live) {
       const fileOffset = alignUp(end, page);
-      const crc = copyRange(file, entry.fileOffset, entry.dataSize, fd, fileOffset);
+      const crc = copyRange(file, entry.fileOffset, entry.dataSize, fd, fileOffset, progress);
       if ('crc32c' in entry && crc !== entry.crc32c) {
         dropped++;
         continue; // never carry corrupt bytes into the new file
@@ -131,7 +141,14 @@ function compactLocked(file: CacheFile): CompactResult {
 }
 
 /** Copies [from, from + size) of `file` to `to` in `fd`, returning the CRC32C of the bytes. */
-function copyRange(file: CacheFile, from: number, size: number, fd: number, to: number): number {
+function copyRange(
+  file: CacheFile,
+  from: number,
+  size: number,
+  fd: number,
+  to: number,
+  progress: (bytes: number) => void,
+): number {
   let crc = 0;
   for (let done = 0; done < size; ) {
     const chunk = file.read(from + done, Math.min(COPY_CHUNK_BYTES, size - done));
@@ -139,6 +156,7 @@ function copyRange(file: CacheFile, from: number, size: number, fd: number, to: 
     crc = crc32cOf(chunk, crc);
     writeAll(fd, chunk, to + done);
     done += chunk.byteLength;
+    progress(chunk.byteLength);
   }
   return crc;
 }
