@@ -10,6 +10,7 @@ import {
   type XnnpackHandle,
 } from '@memlayer/module-loader';
 import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
+import { type ByteProgress, byteProgress } from './progress.js';
 
 export interface RunProgramOptions {
   programPath: string;
@@ -73,7 +74,19 @@ const now = () => performance.now();
 export function runProgram(options: RunProgramOptions): RunReport {
   const manager = new XNNWeightsCacheManager();
   const runner = new DeviceRunner();
-  const registry = createDefaultRegistry({ xnnpack: { caches: manager }, ascend: { runner } });
+  let progress: ByteProgress | undefined;
+  let reported = 0;
+  const registry = createDefaultRegistry({
+    xnnpack: {
+      caches: manager,
+      onOperatorCreated: (event) => {
+        progress ??= byteProgress('pack', event.totalWeightBytes);
+        progress.advance(event.weightBytes - reported);
+        reported = event.weightBytes;
+      },
+    },
+    ascend: { runner },
+  });
   const module = new Module(options.programPath, { registry });
   const backendOptions = new LoadBackendOptionsMap().setOptions(
     'XnnpackBackend',
@@ -87,7 +100,11 @@ export function runProgram(options: RunProgramOptions): RunReport {
   const method = options.method ?? (module.methodNames()[0] as string);
   const packsBefore = packingStats();
   const deviceBaseline = runner.stats().committedBytes;
-  module.loadMethod(method);
+  try {
+    module.loadMethod(method);
+  } finally {
+    progress?.stop();
+  }
   const initialized = now();
   const packsAfter = packingStats();
   const handle = module.methodHandle(method) as Partial<XnnpackHandle & AscendSimHandle>;

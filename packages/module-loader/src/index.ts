@@ -13,6 +13,7 @@ export {
   type WeightsCacheSource,
 } from './backends/weights-cache-source.js';
 export {
+  type OperatorProgress,
   XNNPACK_BACKEND_ID,
   XnnpackBackend,
   type XnnpackBackendConfig,

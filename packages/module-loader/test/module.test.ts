@@ -9,6 +9,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   ModuleLoaderError,
+  type OperatorProgress,
   XnnpackBackend,
   type XnnpackHandle,
 } from '../src/index.js';
@@ -93,6 +94,24 @@ describe('Module with XnnpackBackend', () => {
     expect(handle.cache.getPackedDataMeta('l0.weightl0.bias')?.refCount).toBe(1);
     second.unload();
     expect(handle.cache.getPackedDataMeta('l0.weightl0.bias')).toBeUndefined();
+  });
+
+  test('reports each operator it creates, with weight bytes so far and in total', () => {
+    fixture = writeMlpProgram();
+    const events: OperatorProgress[] = [];
+    const backend = new XnnpackBackend({ onOperatorCreated: (event) => events.push(event) });
+    const module = new Module(fixture.manifestPath, {
+      registry: new BackendRegistry().register(backend),
+    });
+    module.load();
+    module.loadMethod('forward');
+    const total = fixture.layers.reduce((sum, layer) => sum + layer.weight.byteLength, 0);
+    expect(events.map((event) => event.operators)).toEqual([1, 2, 3]);
+    expect(
+      events.every((event) => event.totalOperators === 3 && event.totalWeightBytes === total),
+    ).toBe(true);
+    expect(events.at(-1)?.weightBytes).toBe(total);
+    module.dispose();
   });
 
   test('inputs of the wrong shape are rejected with ERR_INVALID_INPUT', () => {

@@ -29,6 +29,20 @@ export interface XnnpackBackendConfig {
   caches?: WeightsCacheSource;
   /** GEMM tiling of every operator (compile spec `tiling` = "nr,kr,sr" overrides it). */
   tiling?: GemmTiling;
+  /**
+   * Called after each fully-connected operator is created (packed or found in the cache),
+   * with the weight bytes handled so far and in total: for progress displays.
+   */
+  onOperatorCreated?: (progress: OperatorProgress) => void;
+}
+
+export interface OperatorProgress {
+  methodName: string;
+  operators: number;
+  totalOperators: number;
+  weightBytes: number;
+  totalWeightBytes: number;
+  cacheHit: boolean;
 }
 
 /** What init hands back: the method's operators and the cache references it holds. */
@@ -55,11 +69,13 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
   readonly id = XNNPACK_BACKEND_ID;
   private readonly caches: WeightsCacheSource;
   private readonly tiling: GemmTiling | undefined;
+  private readonly onOperatorCreated: XnnpackBackendConfig['onOperatorCreated'];
   private globals: XnnpackRuntimeOptions = { ...DEFAULT_XNNPACK_OPTIONS };
 
   constructor(config: XnnpackBackendConfig = {}) {
     this.caches = config.caches ?? new HeapWeightsCacheSource();
     this.tiling = config.tiling;
+    this.onOperatorCreated = config.onOperatorCreated;
   }
 
   setOption(key: string, value: OptionValue): void {
@@ -116,21 +132,34 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     try {
       cache.initializeForRuntime(program.namedData);
       initialized = true;
+      const linear = method.graph.filter((node) => node.op === 'linear');
+      const totalWeightBytes = linear.reduce(
+        (sum, node) => sum + (program.namedData.get(node.weight)?.data.byteLength ?? 0),
+        0,
+      );
+      let weightBytes = 0;
       method.graph.forEach((node, index) => {
         if (node.op !== 'linear') return;
         const kernel = cache.loadUnpackedData(node.weight);
         const bias = node.bias === undefined ? null : cache.loadUnpackedData(node.bias);
-        operators.set(
-          index,
-          createFullyConnectedNcF32({
-            cache,
-            inputChannels: kernel.shape[1] as number,
-            outputChannels: kernel.shape[0] as number,
-            kernel,
-            bias,
-            ...(tiling === undefined ? {} : { tiling }),
-          }),
-        );
+        const operator = createFullyConnectedNcF32({
+          cache,
+          inputChannels: kernel.shape[1] as number,
+          outputChannels: kernel.shape[0] as number,
+          kernel,
+          bias,
+          ...(tiling === undefined ? {} : { tiling }),
+        });
+        operators.set(index, operator);
+        weightBytes += kernel.data.byteLength;
+        this.onOperatorCreated?.({
+          methodName,
+          operators: operators.size,
+          totalOperators: linear.length,
+          weightBytes,
+          totalWeightBytes,
+          cacheHit: operator.cacheHit,
+        });
       });
       packedDataNames = cache.finalizeForRuntime();
       if (options.saveWeightCacheOnDisk) {
