@@ -35,6 +35,7 @@ export function renderLayoutSvg(segments: Segment[], fileSize: number, title: st
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width + 20}" height="140" viewBox="-10 0 ${width + 20} 140" font-family="sans-serif">`,
+    `  <title>${escapeXml(`Layout of ${title}`)}</title>`,
     `  <text x="0" y="24" font-size="15">${escapeXml(title)} (${formatBytes(fileSize)})</text>`,
     ...rects,
     ...legend,

@@ -1,5 +1,8 @@
 import type { GemmTiling } from '@memlayer/xnnpack-cache';
 
+/** Prefix of the JSON lines a child writes on stdout for the parent. */
+export const CHILD_MESSAGE = '@@memlayer-bench ';
+
 /** What a measurement child process is asked to do (passed as JSON in argv). */
 export type ChildTask =
   | {
@@ -8,7 +11,13 @@ export type ChildTask =
       /** 'file': file-backed cache at cachePath; 'heap': heap-only cache (packs every start). */
       readonly mode: 'file' | 'heap';
       readonly cachePath: string;
+      /** Run one forward pass after the start (checksum of the output; pages become resident). */
       readonly execute: boolean;
+      /**
+       * Read the cache's memoryStats() (smaps of its mappings). Costly with one mapping per
+       * entry (a cold file-backed start), so only the memory section asks for it.
+       */
+      readonly cacheMemory: boolean;
       /** Wait for "load" on stdin before loading, and for "exit" after: lets the parent read smaps. */
       readonly hold: boolean;
     }
@@ -38,9 +47,13 @@ export interface LoadResult {
   readonly cacheHits: number;
   readonly operators: number;
   readonly cacheStats: Record<string, number>;
+  /** XNNWeightsCache.memoryStats() after the forward pass (or after finalize without one). */
   readonly memory: Record<string, number | boolean> | null;
   readonly rollupBefore: Record<string, number>;
+  /** After loadMethod (finalize done). */
   readonly rollupAfter: Record<string, number>;
+  /** After the forward pass, when one ran. */
+  readonly rollupAfterRun: Record<string, number> | null;
   readonly outputChecksum: number | null;
   readonly cacheFileBytes: number;
 }

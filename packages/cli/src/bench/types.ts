@@ -36,6 +36,11 @@ export interface SectionResult {
   readonly seconds: number;
 }
 
+/** What a section measures; the runner adds id, title and duration. */
+export type SectionBody = Omit<SectionResult, 'id' | 'title' | 'seconds' | 'status'> & {
+  readonly status?: SectionResult['status'];
+};
+
 export const SECTION_IDS = [
   'cold-warm',
   'native',

@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { benchCommand } from './bench.js';
 import { compactCommand } from './compact.js';
 import { demoCommand } from './demo.js';
 import { inspectCommand } from './inspect.js';
@@ -13,4 +14,5 @@ export const commands: Command[] = [
   statsCommand,
   runCommand,
   demoCommand,
+  benchCommand,
 ];

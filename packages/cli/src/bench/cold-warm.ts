@@ -1,0 +1,178 @@
+import { rmSync } from 'node:fs';
+import type { LoadResult } from './child-protocol.js';
+import { runInChild } from './children.js';
+import { MiB, median } from './measure.js';
+import { cachePathFor, programFor } from './models.js';
+import { coldWarmModels } from './sizes.js';
+import {
+  type BenchOptions,
+  type ColdWarmResult,
+  type Comparison,
+  compare,
+  type Figure,
+  type ModelSpec,
+  type SectionBody,
+  weightBytesOf,
+} from './types.js';
+
+const METHOD_COLD =
+  'fresh child process, cache file deleted first: Module.load + loadMethod (packs every layer into the file-backed cache, msync, index saved); median of the runs';
+const METHOD_WARM =
+  'fresh child process right after the cold one, same cache file (page cache warm): Module.load + loadMethod; median of the runs';
+const METHOD_HEAP =
+  'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
+
+/** Cold, warm and heap-only starts of one model, each in a fresh process (memoized per run). */
+export async function measureColdWarm(
+  options: BenchOptions,
+  spec: ModelSpec,
+  runs: number,
+): Promise<ColdWarmResult> {
+  const known = options.shared.coldWarm.get(spec.label);
+  if (known) return known;
+  const program = programFor(options, spec);
+  const cachePath = cachePathFor(options, spec, 'cold-warm');
+  const cold: LoadResult[] = [];
+  const warm: LoadResult[] = [];
+  const heap: LoadResult[] = [];
+  for (let run = 0; run < runs; run++) {
+    options.progress(`${spec.label}: cold/warm/heap start, run ${run + 1} of ${runs}`);
+    rmSync(cachePath, { force: true });
+    const execute = run === 0;
+    cold.push(
+      await runInChild({
+        kind: 'load',
+        program,
+        mode: 'file',
+        cachePath,
+        execute,
+        hold: false,
+        cacheMemory: false,
+      }),
+    );
+    warm.push(
+      await runInChild({
+        kind: 'load',
+        program,
+        mode: 'file',
+        cachePath,
+        execute,
+        hold: false,
+        cacheMemory: false,
+      }),
+    );
+    heap.push(
+      await runInChild({
+        kind: 'load',
+        program,
+        mode: 'heap',
+        cachePath: '',
+        execute: false,
+        hold: false,
+        cacheMemory: false,
+      }),
+    );
+  }
+  rmSync(cachePath, { force: true });
+  const pick = (list: LoadResult[], field: 'timeToRunnableMs' | 'methodLoadMs') =>
+    median(list.map((result) => result[field]));
+  const result: ColdWarmResult = {
+    spec,
+    coldMs: pick(cold, 'timeToRunnableMs'),
+    warmMs: pick(warm, 'timeToRunnableMs'),
+    heapMs: pick(heap, 'timeToRunnableMs'),
+    coldMethodMs: pick(cold, 'methodLoadMs'),
+    coldPacks: cold[0]?.packCalls ?? Number.NaN,
+    warmPacks: Math.max(...warm.map((result) => result.packCalls)),
+    warmHits: Math.min(...warm.map((result) => result.cacheHits)),
+    heapPacks: heap[0]?.packCalls ?? Number.NaN,
+    runs,
+    outputsMatch:
+      cold[0]?.outputChecksum == null ? null : cold[0].outputChecksum === warm[0]?.outputChecksum,
+    cacheFileBytes: cold[0]?.cacheFileBytes ?? 0,
+  };
+  options.shared.coldWarm.set(spec.label, result);
+  return result;
+}
+
+export function coldWarmRuns(quick: boolean, spec: ModelSpec): number {
+  if (quick) return 2;
+  return weightBytesOf(spec) > 600 * MiB ? 2 : 3;
+}
+
+export async function coldWarmSection(options: BenchOptions): Promise<SectionBody> {
+  const figures: Figure[] = [];
+  const comparisons: Comparison[] = [];
+  const notes: string[] = [];
+  const specs = coldWarmModels(options.quick);
+  for (const [index, spec] of specs.entries()) {
+    const r = await measureColdWarm(options, spec, coldWarmRuns(options.quick, spec));
+    const size = `${spec.label} (${spec.layers} layers ${spec.dim}x${spec.dim})`;
+    figures.push(
+      {
+        label: `${size}: cold start, time to runnable method`,
+        value: r.coldMs,
+        unit: 'ms',
+        method: METHOD_COLD,
+      },
+      {
+        label: `${size}: warm start, time to runnable method`,
+        value: r.warmMs,
+        unit: 'ms',
+        method: METHOD_WARM,
+      },
+      {
+        label: `${size}: heap-only start (no cache file)`,
+        value: r.heapMs,
+        unit: 'ms',
+        method: METHOD_HEAP,
+      },
+      {
+        label: `${size}: ratio warm / cold`,
+        value: r.warmMs / r.coldMs,
+        unit: 'ratio',
+        method: 'the two medians above, same run',
+      },
+      {
+        label: `${size}: packing calls cold / warm`,
+        value: r.coldPacks,
+        unit: `calls cold (warm: ${r.warmPacks})`,
+        method: `packingStats().calls in each child; warm cache hits: ${r.warmHits} of ${spec.layers} operators. Anchor: ExecuTorch reports that a cache hit skips packing entirely (0 packs)`,
+      },
+      {
+        label: `${size}: cache file size`,
+        value: r.cacheFileBytes / MiB,
+        unit: 'MiB',
+        method: 'fs.statSync after the cold start',
+      },
+    );
+    if (r.warmPacks !== 0)
+      notes.push(`${size}: the warm start packed ${r.warmPacks} times (expected 0).`);
+    if (r.outputsMatch === false) notes.push(`${size}: warm output differs from cold output.`);
+    else if (r.outputsMatch)
+      notes.push(
+        `${size}: one forward pass after the cold and the warm start gave the same output.`,
+      );
+    const main = index === specs.length - 1;
+    comparisons.push(
+      compare({
+        label: `warm vs cold start, ${spec.label}`,
+        ours: { name: 'warm (file cache hit)', value: r.warmMs },
+        peer: { name: 'cold (packing)', value: r.coldMs },
+        unit: 'ms',
+        higherIsBetter: false,
+        method: `${METHOD_WARM} vs ${METHOD_COLD}`,
+        main,
+      }),
+      compare({
+        label: `warm start vs heap-only start, ${spec.label}`,
+        ours: { name: 'warm (file cache hit)', value: r.warmMs },
+        peer: { name: 'heap-only (packs every start)', value: r.heapMs },
+        unit: 'ms',
+        higherIsBetter: false,
+        method: `${METHOD_WARM} vs ${METHOD_HEAP}`,
+      }),
+    );
+  }
+  return { figures, comparisons, notes };
+}

@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { reportJson, reportMarkdown } from '../bench/report.js';
+import { runBench } from '../bench/run.js';
+import { ratiosSvg } from '../bench/svg.js';
+import { SECTION_IDS, type SectionId } from '../bench/types.js';
+import { EXIT_OK, EXIT_PROBLEMS, usageError } from '../cli-error.js';
+import { boolFlag, type Command, stringFlag } from '../command.js';
+
+function parseOnly(value: string | undefined): SectionId[] {
+  if (value === undefined) return [...SECTION_IDS];
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  for (const id of ids) {
+    if (!(SECTION_IDS as readonly string[]).includes(id)) {
+      throw usageError(
+        `Expected --only to list sections among ${SECTION_IDS.join(', ')} but received "${id}"`,
+      );
+    }
+  }
+  if (ids.length === 0) throw usageError('Expected at least one section in --only');
+  // Keep the suite's order, whatever order the flag gives.
+  return SECTION_IDS.filter((id) => ids.includes(id));
+}
+
+export const benchCommand: Command = {
+  name: 'bench',
+  summary:
+    'benchmark suite: memlayer side by side with the systems it replaces (report.md, report.json, ratios.svg)',
+  usage: `memlayer bench [--quick] [--out <dir>] [--json] [--only <${SECTION_IDS.join(',')}>]`,
+  options: {
+    quick: { type: 'boolean' },
+    out: { type: 'string' },
+    json: { type: 'boolean' },
+    only: { type: 'string' },
+  },
+  async run(context) {
+    if (context.positionals.length > 0)
+      throw usageError(`Unexpected argument "${context.positionals[0]}"`);
+    const ids = parseOnly(stringFlag(context, 'only'));
+    const out = resolve(stringFlag(context, 'out') ?? join('docs', 'benchmarks'));
+    const quick = boolFlag(context, 'quick');
+    const tty = process.stderr.isTTY === true;
+    // Cache figures are about page-cache pages backed by a file: MEMLAYER_BENCH_DIR picks a
+    // folder on a real disk when the temp folder is a tmpfs.
+    const workDir = mkdtempSync(
+      join(process.env['MEMLAYER_BENCH_DIR'] ?? tmpdir(), 'memlayer-bench-'),
+    );
+    let report: Awaited<ReturnType<typeof runBench>>;
+    try {
+      report = await runBench(ids, {
+        quick,
+        workDir,
+        progress: (message) => {
+          if (tty) context.stderr(`… ${message}\n`);
+        },
+      });
+    } finally {
+      rmSync(workDir, { recursive: true, force: true });
+    }
+    const markdown = reportMarkdown(report);
+    const json = reportJson(report);
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'report.md'), markdown);
+    writeFileSync(join(out, 'report.json'), json);
+    writeFileSync(join(out, 'ratios.svg'), ratiosSvg(report));
+    if (boolFlag(context, 'json')) context.stdout(json);
+    else
+      context.stdout(
+        `${markdown}\nReport written to ${join(out, 'report.md')}, report.json and ratios.svg.\n`,
+      );
+    return report.sections.some((section) => section.status === 'failed') ? EXIT_PROBLEMS : EXIT_OK;
+  },
+};

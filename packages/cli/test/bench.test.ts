@@ -1,0 +1,75 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { memlayer, tempDir } from './helpers.js';
+
+interface ReportJson {
+  quick: boolean;
+  machine: { cpuModel: string; cores: number; node: string; date: string };
+  sections: Array<{
+    id: string;
+    status: string;
+    figures: Array<{ label: string; value: number | null; unit: string; method: string }>;
+    comparisons: Array<{ label: string; verdict: string; method: string }>;
+  }>;
+}
+
+describe('memlayer bench', () => {
+  const { dir, cleanup } = tempDir();
+  afterAll(cleanup);
+  const out = join(dir, 'report');
+  // Cheap sections only; none of these assertions look at a timing or a ratio.
+  const run = memlayer(['bench', '--quick', '--only', 'device,mmap,file-size', '--out', out]);
+
+  it('exits 0 and prints a markdown table per section on stdout', () => {
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('## 4. Cache file size');
+    expect(run.stdout).toContain('## 5. mmap-native');
+    expect(run.stdout).toContain('## 6. Device runner');
+    expect(run.stdout).toMatch(/\| figure \| value \| unit \| how it was measured \|/);
+  });
+
+  it('writes report.md, report.json and ratios.svg with the machine and the figures', () => {
+    for (const file of ['report.md', 'report.json', 'ratios.svg']) {
+      expect(existsSync(join(out, file))).toBe(true);
+    }
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as ReportJson;
+    expect(report.quick).toBe(true);
+    expect(report.machine.cores).toBeGreaterThan(0);
+    expect(report.machine.node).toBe(process.version);
+    expect(report.sections.map((section) => section.id)).toEqual(['file-size', 'mmap', 'device']);
+    for (const section of report.sections) {
+      expect(section.status).toBe('measured');
+      expect(section.figures.length).toBeGreaterThan(0);
+      for (const figure of [...section.figures, ...section.comparisons]) {
+        expect(figure.method.length).toBeGreaterThan(0);
+      }
+    }
+    const labels = report.sections.flatMap((section) => section.figures.map((f) => f.label));
+    expect(labels).toContain('file size after compact()');
+    expect(labels).toContain('sequential: fs.readFileSync + touch');
+    expect(labels.some((label) => label.includes('device bytes uploaded per registration'))).toBe(
+      true,
+    );
+    const markdown = readFileSync(join(out, 'report.md'), 'utf8');
+    expect(markdown).toContain(report.machine.cpuModel);
+    expect(markdown).toContain('## Main ratios');
+    const svg = readFileSync(join(out, 'ratios.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('</svg>');
+  });
+
+  it('--json prints the JSON document on stdout', () => {
+    const json = memlayer(['bench', '--quick', '--only', 'device', '--json', '--out', out]);
+    expect(json.status).toBe(0);
+    const report = JSON.parse(json.stdout) as ReportJson;
+    expect(report.sections.map((section) => section.id)).toEqual(['device']);
+  });
+
+  it('rejects an unknown section with exit code 2', () => {
+    const bad = memlayer(['bench', '--only', 'nope', '--out', out]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--only');
+  });
+});
