@@ -22,5 +22,11 @@ export {
 export { Mapping, type ResidencyOptions } from './mapping.js';
 export { pageSize } from './page-size.js';
 export { BACKEND_ENV, type BackendChoice, getBackend } from './select-backend.js';
-export { type MappingMemoryStats, mappingMemoryStats, smapsOf } from './smaps.js';
+export {
+  type MappingMemoryStats,
+  mappingMemoryStats,
+  readSmapsTable,
+  type SmapsTable,
+  smapsOf,
+} from './smaps.js';
 export type { FileOffset } from './validate.js';

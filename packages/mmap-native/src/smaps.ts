@@ -33,11 +33,26 @@ const FIELDS: Record<string, keyof MappingMemoryStats> = {
 const HEADER = /^([0-9a-f]+)-[0-9a-f]+ /;
 const FIELD = /^(\w+):\s+(\d+) kB$/;
 
-/**
- * The smaps entry of the kernel mapping starting at `address`, or null when not on Linux
- * or no mapping starts there.
- */
-export function smapsOf(address: bigint): MappingMemoryStats | null {
+/** Every entry of /proc/self/smaps by start address; read it once for many mappings. */
+export type SmapsTable = ReadonlyMap<bigint, MappingMemoryStats>;
+
+function emptyStats(): MappingMemoryStats {
+  return {
+    size: 0,
+    rss: 0,
+    pss: 0,
+    sharedClean: 0,
+    sharedDirty: 0,
+    privateClean: 0,
+    privateDirty: 0,
+    referenced: 0,
+    anonymous: 0,
+    swap: 0,
+  };
+}
+
+/** Parses /proc/self/smaps once; null when not on Linux or it cannot be read. */
+export function readSmapsTable(): SmapsTable | null {
   if (process.platform !== 'linux') return null;
   let text: string;
   try {
@@ -45,27 +60,13 @@ export function smapsOf(address: bigint): MappingMemoryStats | null {
   } catch {
     return null;
   }
-  const wanted = address.toString(16);
+  const table = new Map<bigint, MappingMemoryStats>();
   let stats: MappingMemoryStats | null = null;
   for (const line of text.split('\n')) {
     const header = HEADER.exec(line);
     if (header) {
-      if (stats) break; // the entry we wanted is complete
-      // maps prints at least 8 hex digits, zero-padded
-      if (BigInt(`0x${header[1]}`).toString(16) === wanted) {
-        stats = {
-          size: 0,
-          rss: 0,
-          pss: 0,
-          sharedClean: 0,
-          sharedDirty: 0,
-          privateClean: 0,
-          privateDirty: 0,
-          referenced: 0,
-          anonymous: 0,
-          swap: 0,
-        };
-      }
+      stats = emptyStats();
+      table.set(BigInt(`0x${header[1]}`), stats);
       continue;
     }
     if (!stats) continue;
@@ -73,11 +74,26 @@ export function smapsOf(address: bigint): MappingMemoryStats | null {
     const key = field?.[1] === undefined ? undefined : FIELDS[field[1]];
     if (field?.[2] !== undefined && key !== undefined) stats[key] = Number(field[2]) * 1024;
   }
-  return stats;
+  return table;
+}
+
+/**
+ * The smaps entry of the kernel mapping starting at `address`, or null when not on Linux
+ * or no mapping starts there. Pass a table from readSmapsTable() when asking about many
+ * mappings: each call without one reads the whole of /proc/self/smaps.
+ */
+export function smapsOf(
+  address: bigint,
+  table: SmapsTable | null = readSmapsTable(),
+): MappingMemoryStats | null {
+  return table?.get(address) ?? null;
 }
 
 /** smapsOf(mapping.address); null for heap mappings, closed mappings or off Linux. */
-export function mappingMemoryStats(mapping: Mapping): MappingMemoryStats | null {
+export function mappingMemoryStats(
+  mapping: Mapping,
+  table?: SmapsTable | null,
+): MappingMemoryStats | null {
   if (mapping.address === null || mapping.closed) return null;
-  return smapsOf(mapping.address);
+  return smapsOf(mapping.address, table === undefined ? readSmapsTable() : table);
 }

@@ -11,6 +11,7 @@ import {
   mappingMemoryStats,
   openMappedFile,
   pageSize,
+  readSmapsTable,
 } from '../src/index.js';
 import { addonAvailable, makeTempDir } from './helpers.js';
 
@@ -440,6 +441,10 @@ describe.each(backends)('%s backend', (backend) => {
         const clean = mappingMemoryStats(mapping);
         expect((clean?.privateDirty ?? 0) + (clean?.sharedDirty ?? 0)).toBe(0);
         expect((clean?.privateClean ?? 0) + (clean?.sharedClean ?? 0)).toBe(4 * page);
+        // One parsed table answers for any mapping, with the same figures.
+        const table = readSmapsTable();
+        expect(table?.size).toBeGreaterThan(1);
+        expect(mappingMemoryStats(mapping, table)).toEqual(clean);
         mapping.close();
         expect(mappingMemoryStats(mapping)).toBeNull();
         file.close();

@@ -1,4 +1,4 @@
-import { type Mapping, mappingMemoryStats } from '@memlayer/mmap-native';
+import { type Mapping, mappingMemoryStats, readSmapsTable } from '@memlayer/mmap-native';
 
 /**
  * Resident memory of a cache's file mappings (spec §4.7), summed from /proc/self/smaps:
@@ -33,11 +33,13 @@ export function mappingsMemoryStats(
   let mappedBytes = 0;
   let available = process.platform === 'linux';
   const sum = { rss: 0, pss: 0, privateDirty: 0, sharedDirty: 0, privateClean: 0, sharedClean: 0 };
+  // One read of /proc/self/smaps for all mappings (it lists every mapping of the process).
+  const table = readSmapsTable();
   for (const mapping of mappings) {
     if (mapping.closed) continue;
     count++;
     mappedBytes += mapping.length;
-    const stats = mappingMemoryStats(mapping);
+    const stats = mappingMemoryStats(mapping, table);
     if (stats === null) {
       available = false;
       continue;
