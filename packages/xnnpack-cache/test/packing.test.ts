@@ -47,6 +47,29 @@ describe('packF32GemmGoiW', () => {
     expect([...new Float32Array(bytes.buffer)]).toEqual([7, 7, 1, 2]);
   });
 
+  it('matches the transcribed loop on the eight-row fast path (kr = sr = 1, nr 8 or 16)', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          g: fc.integer({ min: 1, max: 2 }),
+          nc: fc.integer({ min: 1, max: 40 }),
+          kc: fc.integer({ min: 0, max: 40 }),
+          nr: fc.constantFrom(8, 16),
+          withBias: fc.boolean(),
+          seed: fc.integer({ min: 1, max: 1e9 }),
+        }),
+        ({ g, nc, kc, nr, withBias, seed }) => {
+          const kernel = randomFloats(g * nc * kc, seed);
+          const bias = withBias ? randomFloats(g * nc, seed + 1) : null;
+          const shape = { groups: g, nc, kc, nr, kr: 1, sr: 1 };
+          const expected = referencePackGoi(g, nc, kc, nr, 1, 1, kernel, bias, 0);
+          expect(packToFloats(shape, kernel, bias)).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('matches the transcribed XNNPACK loop for any g, nc, kc, nr, kr, sr, bias, extra bytes', () => {
     fc.assert(
       fc.property(

