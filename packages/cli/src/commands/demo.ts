@@ -7,9 +7,21 @@ import { boolFlag, type Command } from '../command.js';
 import { writeDemoModel } from '../demo/model.js';
 import { ascendChurn, reloadCycles, runInFreshProcess } from '../demo/steps.js';
 import { formatBytes, formatMs, renderTable } from '../format.js';
+import type { RunReport } from '../run-program.js';
 import { loadReport } from './inspect.js';
 
 const BIN = fileURLToPath(new URL('../../bin/memlayer.js', import.meta.url));
+
+/** The figures of one file-backed run that the demo table shows. */
+function runFigures(run: RunReport) {
+  return {
+    initMs: run.timings.initMs,
+    packs: run.packs,
+    cacheHits: run.cacheHits,
+    dirtyBytes: run.cache?.dirtyBytes ?? 0,
+    cleanBytes: run.cache?.cleanBytes ?? 0,
+  };
+}
 
 export const demoCommand: Command = {
   name: 'demo',
@@ -51,20 +63,8 @@ export const demoCommand: Command = {
           weightBytes: model.weightBytes,
           dir: context.values['keep'] ? dir : null,
         },
-        cold: {
-          initMs: cold.timings.initMs,
-          packs: cold.packs,
-          cacheHits: cold.cacheHits,
-          dirtyBytes: cold.cache?.dirtyBytes ?? 0,
-          cleanBytes: cold.cache?.cleanBytes ?? 0,
-        },
-        warm: {
-          initMs: warm.timings.initMs,
-          packs: warm.packs,
-          cacheHits: warm.cacheHits,
-          dirtyBytes: warm.cache?.dirtyBytes ?? 0,
-          cleanBytes: warm.cache?.cleanBytes ?? 0,
-        },
+        cold: runFigures(cold),
+        warm: runFigures(warm),
         heap: {
           initMs: heap.timings.initMs,
           packs: heap.packs,
