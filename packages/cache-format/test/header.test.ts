@@ -16,6 +16,7 @@ import {
   type XpwcErrorCode,
   XpwcFormatError,
 } from '../src/index.js';
+import { expectError } from './support/expect-error.js';
 import { place, rawHeaderFixed, rawSlot } from './support/raw.js';
 
 const SLOT: CommitSlot = {
@@ -24,18 +25,6 @@ const SLOT: CommitSlot = {
   trailerLength: 200,
   trailerCrc32c: 0xabcdef01,
 };
-
-function expectError(f: () => unknown, code: XpwcErrorCode, offset?: number): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(XpwcFormatError);
-  expect((caught as XpwcFormatError).code).toBe(code);
-  if (offset !== undefined) expect((caught as XpwcFormatError).offset).toBe(offset);
-}
 
 function corruptCode(state: SlotState): XpwcErrorCode | undefined {
   return state.status === 'corrupt' ? state.error.code : undefined;

@@ -7,9 +7,8 @@ import {
   MAX_NAME_LENGTH,
   MAX_TRAILER_BYTES,
   readTrailer,
-  type XpwcErrorCode,
-  XpwcFormatError,
 } from '../src/index.js';
+import { expectError } from './support/expect-error.js';
 import { ByteWriter, type RawEntry, rawV2File } from './support/raw.js';
 
 const ENTRIES: RawEntry[] = [
@@ -18,20 +17,6 @@ const ENTRIES: RawEntry[] = [
 ];
 const valid = (over: Partial<Parameters<typeof rawV2File>[0]> = {}) =>
   rawV2File({ dataLength: 8192, entries: ENTRIES, ...over });
-
-function expectError(f: () => unknown, code: XpwcErrorCode, offset?: number): XpwcFormatError {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(XpwcFormatError);
-  const err = caught as XpwcFormatError;
-  expect(err.code).toBe(code);
-  if (offset !== undefined) expect(err.offset).toBe(offset);
-  return err;
-}
 
 const decode = (bytes: Uint8Array) => decodeTrailer(bytes, bytes.length);
 

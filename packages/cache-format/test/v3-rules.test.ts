@@ -9,9 +9,8 @@ import {
   MAX_NAME_LENGTH,
   V3_FOOTER_SIZE,
   V3_HEADER_SIZE,
-  type XpwcErrorCode,
-  XpwcFormatError,
 } from '../src/index.js';
+import { expectError } from './support/expect-error.js';
 import { type RawEntry, type RawV3Options, rawV3Trailer } from './support/raw.js';
 
 const AT = 3 * 4096; // index_start of the test trailers
@@ -29,18 +28,6 @@ function trailer(over: Partial<RawV3Options> = {}): { bytes: Uint8Array; end: nu
 function decode(over: Partial<RawV3Options> = {}, expectedIdentity?: string) {
   const { bytes, end } = trailer(over);
   return decodeTrailer(bytes, end, expectedIdentity === undefined ? {} : { expectedIdentity });
-}
-
-function expectError(f: () => unknown, code: XpwcErrorCode, offset?: number): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(XpwcFormatError);
-  expect((caught as XpwcFormatError).code).toBe(code);
-  if (offset !== undefined) expect((caught as XpwcFormatError).offset).toBe(offset);
 }
 
 const footerAt = (over: Partial<RawV3Options> = {}) => trailer(over).end - V3_FOOTER_SIZE;
