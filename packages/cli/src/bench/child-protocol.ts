@@ -29,6 +29,11 @@ export type ChildTask =
       readonly seedChangeTiling: GemmTiling;
     }
   | {
+      /** The floor of a warm start: map the cache file, decode its index, build a table. */
+      readonly kind: 'floor';
+      readonly cachePath: string;
+    }
+  | {
       readonly kind: 'pack';
       readonly layers: number;
       readonly dim: number;

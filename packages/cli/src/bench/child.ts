@@ -28,6 +28,7 @@ import {
   type LoadResult,
   type PackResult,
 } from './child-protocol.js';
+import { measureFloor } from './floor.js';
 import { fillWeights, nowMs, smapsRollup } from './measure.js';
 
 const METHOD = 'forward';
@@ -207,6 +208,7 @@ async function main(): Promise<void> {
   const task = JSON.parse(process.argv[2] ?? '{}') as ChildTask;
   if (task.kind === 'load') await load(task);
   else if (task.kind === 'cycles') cycles(task);
+  else if (task.kind === 'floor') send('result', measureFloor(task.cachePath));
   else pack(task);
   process.exit(0);
 }

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import type { LoadResult } from './child-protocol.js';
 import { runInChild } from './children.js';
+import type { FloorResult } from './floor.js';
 import { MiB, median } from './measure.js';
 import { cachePathFor, programFor } from './models.js';
 import { coldWarmModels } from './sizes.js';
@@ -19,6 +20,8 @@ const METHOD_COLD =
   'fresh child process, cache file deleted first: Module.load + loadMethod (packs every layer into the file-backed cache, msync, index saved); median of the runs';
 const METHOD_WARM =
   'fresh child process right after the cold one, same cache file (page cache warm): Module.load + loadMethod; median of the runs';
+const METHOD_FLOOR =
+  'fresh child process right after the warm one, same cache file: open it, decode its index, map the data in windows of at most 1 GiB and build a name → bytes table (no module, no weights, no packing); median of the runs';
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 
@@ -35,6 +38,7 @@ export async function measureColdWarm(
   const cold: LoadResult[] = [];
   const warm: LoadResult[] = [];
   const heap: LoadResult[] = [];
+  const floor: FloorResult[] = [];
   for (let run = 0; run < runs; run++) {
     options.progress(`${spec.label}: cold/warm/heap start, run ${run + 1} of ${runs}`);
     rmSync(cachePath, { force: true });
@@ -52,6 +56,7 @@ export async function measureColdWarm(
       });
     cold.push(await fileStart());
     warm.push(await fileStart());
+    floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
     heap.push(
       await runInChild({
         kind: 'load',
@@ -72,6 +77,7 @@ export async function measureColdWarm(
     coldMs: pick(cold, 'timeToRunnableMs'),
     warmMs: pick(warm, 'timeToRunnableMs'),
     heapMs: pick(heap, 'timeToRunnableMs'),
+    floorMs: median(floor.map((result) => result.floorMs)),
     coldMethodMs: pick(cold, 'methodLoadMs'),
     coldPacks: cold[0]?.packCalls ?? Number.NaN,
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
@@ -111,6 +117,24 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         value: r.warmMs,
         unit: 'ms',
         method: METHOD_WARM,
+      },
+      {
+        label: `${size}: floor (map + decode index + name table)`,
+        value: r.floorMs,
+        unit: 'ms',
+        method: METHOD_FLOOR,
+      },
+      {
+        label: `${size}: ratio warm / floor`,
+        value: r.warmMs / r.floorMs,
+        unit: 'ratio',
+        method: 'the two medians above, same run (target: at most 1.5)',
+      },
+      {
+        label: `${size}: warm start per entry`,
+        value: (r.warmMs * 1000) / spec.layers,
+        unit: 'µs',
+        method: `warm median / ${spec.layers} cache entries (floor: ${((r.floorMs * 1000) / spec.layers).toFixed(2)} µs per entry)`,
       },
       {
         label: `${size}: heap-only start (no cache file)`,
@@ -154,6 +178,14 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         higherIsBetter: false,
         method: `${METHOD_WARM} vs ${METHOD_COLD}`,
         main,
+      }),
+      compare({
+        label: `warm start vs its floor, ${spec.label}`,
+        ours: { name: 'warm (Module.load + loadMethod)', value: r.warmMs },
+        peer: { name: 'floor (map + index + table)', value: r.floorMs },
+        unit: 'ms',
+        higherIsBetter: false,
+        method: `${METHOD_WARM} vs ${METHOD_FLOOR}`,
       }),
       compare({
         label: `warm start vs heap-only start, ${spec.label}`,

@@ -5,7 +5,9 @@ import { fillWeights } from './measure.js';
 import type { ModelSpec } from './types.js';
 
 /** Layers per safetensors file: keeps the generator's memory at one file's worth. */
-const LAYERS_PER_FILE = 64;
+const MAX_LAYERS_PER_FILE = 64;
+/** Bytes per safetensors file: one file is built in one buffer (Node 20: at most 4 GiB). */
+const MAX_FILE_BYTES = 2.5 * 1024 * 1024 * 1024;
 
 /**
  * Writes a deterministic program (manifest + safetensors) of `spec.layers` chained linear
@@ -15,9 +17,14 @@ export function writeModel(dir: string, spec: ModelSpec): string {
   mkdirSync(dir, { recursive: true });
   const scale = Math.sqrt(12 / spec.dim); // uniform(-a, a) with dim·a²/3 = 1
   const files: string[] = [];
-  for (let first = 0; first < spec.layers; first += LAYERS_PER_FILE) {
+  const layerBytes = (spec.dim * spec.dim + spec.dim) * 4;
+  const perFile = Math.max(
+    1,
+    Math.min(MAX_LAYERS_PER_FILE, Math.floor(MAX_FILE_BYTES / layerBytes)),
+  );
+  for (let first = 0; first < spec.layers; first += perFile) {
     const tensors: F32TensorInput[] = [];
-    for (let layer = first; layer < Math.min(spec.layers, first + LAYERS_PER_FILE); layer++) {
+    for (let layer = first; layer < Math.min(spec.layers, first + perFile); layer++) {
       const weight = fillWeights(new Float32Array(spec.dim * spec.dim), layer + 1, scale);
       const bias = fillWeights(new Float32Array(spec.dim), 100_000 + layer, 0.1);
       tensors.push({ name: `l${layer}.weight`, shape: [spec.dim, spec.dim], data: weight });

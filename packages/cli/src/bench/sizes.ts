@@ -1,13 +1,19 @@
 import type { ModelSpec } from './types.js';
 
-/** Models of ~1000 layers (weight + bias = one cache entry each), sized by f32 weight bytes. */
+/**
+ * Models of the start-up sections (weight + bias = one cache entry per layer): many small
+ * layers (where per-entry costs show), 1 GiB, and one model over 4 GiB (Node 20's
+ * ArrayBuffer limit), sized by f32 weight bytes.
+ */
 export function coldWarmModels(quick: boolean): ModelSpec[] {
   return quick
     ? [{ label: '16 MiB', layers: 1024, dim: 64 }]
     : [
         { label: '64 MiB', layers: 1024, dim: 128 },
-        { label: '512 MiB', layers: 1024, dim: 362 },
         { label: '1 GiB', layers: 1024, dim: 512 },
+        { label: '64 MiB / 4096', layers: 4096, dim: 64 },
+        { label: '256 MiB / 16384', layers: 16384, dim: 64 },
+        { label: '5 GiB', layers: 20, dim: 8192 },
       ];
 }
 

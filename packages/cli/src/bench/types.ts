@@ -92,6 +92,8 @@ export interface ColdWarmResult {
   readonly coldMs: number;
   readonly warmMs: number;
   readonly heapMs: number;
+  /** Map + decode index + name table of the same file, fresh process (the warm start's floor). */
+  readonly floorMs: number;
   readonly coldMethodMs: number;
   readonly coldPacks: number;
   readonly warmPacks: number;
