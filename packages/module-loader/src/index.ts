@@ -20,7 +20,16 @@ export {
   type XnnpackHandle,
 } from './backends/xnnpack-backend.js';
 export * from './backends/xnnpack-options.js';
-export { describeValue, ModuleLoaderError, type ModuleLoaderErrorCode } from './errors.js';
+export {
+  describeValue,
+  MODULE_LOADER_ERROR_CODES,
+  ModuleLoaderError,
+  type ModuleLoaderErrorCode,
+  type ModuleLoaderErrorDetails,
+} from './errors.js';
+export { type FileContext, resolveContainedPath } from './files/contained-path.js';
+export { MAX_CALLABLE_BYTES } from './files/limits.js';
+export { readRegularFile } from './files/read-regular-file.js';
 export { type LoadMethodOptions, Module, type ModuleConfig } from './module/module.js';
 export type {
   BackendOption,

@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { dirname } from 'node:path';
 import { ModuleLoaderError } from '../errors.js';
+import { resolveContainedPath } from '../files/contained-path.js';
+import { MAX_CALLABLE_BYTES } from '../files/limits.js';
+import { readRegularFile } from '../files/read-regular-file.js';
 import { SafetensorsFile, SafetensorsNamedDataMap } from '../safetensors/file.js';
-import { type ProgramManifest, parseManifest } from './manifest.js';
+import { MAX_MANIFEST_BYTES, type ProgramManifest, parseManifest } from './manifest.js';
 
 /**
  * 'minimal' checks the manifest and the weight files' headers; 'internal-consistency'
@@ -16,20 +18,25 @@ export interface LoadedProgram {
   readonly manifest: ProgramManifest;
   /** The safetensors tensors of the program, zero-copy views of mapped files. */
   readonly namedData: SafetensorsNamedDataMap;
-  /** Reads a file the manifest names (relative to it), e.g. a ChipCallable. */
-  readFile(relativePath: string, field: string): Uint8Array;
+  /**
+   * Reads a regular file the manifest names (relative to it, contained in its folder after
+   * resolving symlinks), e.g. a ChipCallable; at most `maxBytes` (default MAX_CALLABLE_BYTES).
+   */
+  readFile(relativePath: string, field: string, maxBytes?: number): Uint8Array;
   /** Unmaps the weights. */
   close(): void;
 }
 
 /** Loads a manifest and maps its weights; on any error nothing stays open. */
 export function loadProgram(path: string, verification: ProgramVerification): LoadedProgram {
-  const manifest = parseManifest(readText(path), path);
+  const manifestBytes = readRegularFile(path, MAX_MANIFEST_BYTES, { file: path, field: '$' });
+  const manifest = parseManifest(new TextDecoder().decode(manifestBytes), path);
   const dir = dirname(path);
   const files: SafetensorsFile[] = [];
   try {
     manifest.weights.forEach((weights, index) => {
-      files.push(SafetensorsFile.open(resolveInside(dir, weights, path, `weights[${index}]`)));
+      const field = `weights[${index}]`;
+      files.push(SafetensorsFile.open(resolveContainedPath(dir, weights, { file: path, field })));
     });
     const namedData = new SafetensorsNamedDataMap(files);
     if (verification === 'internal-consistency') checkReferences(manifest, namedData, path);
@@ -37,8 +44,10 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
       path,
       manifest,
       namedData,
-      readFile: (relativePath, field) =>
-        readBytes(resolveInside(dir, relativePath, path, field), path, field),
+      readFile: (relativePath, field, maxBytes = MAX_CALLABLE_BYTES) => {
+        const ctx = { file: path, field };
+        return readRegularFile(resolveContainedPath(dir, relativePath, ctx), maxBytes, ctx);
+      },
       close: () => namedData.close(),
     };
   } catch (error) {
@@ -72,41 +81,6 @@ function checkReferences(
           );
         }
       }
-    });
-  }
-}
-
-/** A manifest may only name files in its own folder tree. */
-function resolveInside(
-  dir: string,
-  relativePath: string,
-  manifestPath: string,
-  field: string,
-): string {
-  const normalized = normalize(relativePath);
-  if (isAbsolute(relativePath) || normalized === '..' || normalized.startsWith(`..${sep}`)) {
-    throw new ModuleLoaderError(
-      'ERR_MANIFEST_INVALID',
-      `${manifestPath}: ${field}: "${relativePath}" must be a path inside the program's folder`,
-      { file: manifestPath, field },
-    );
-  }
-  return join(dir, normalized);
-}
-
-function readText(path: string): string {
-  return Buffer.from(readBytes(path, path, '$')).toString('utf8');
-}
-
-function readBytes(path: string, manifestPath: string, field: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
-    throw new ModuleLoaderError('ERR_PROGRAM_IO', `${path}: cannot read (${code})`, {
-      file: path === manifestPath ? path : manifestPath,
-      field,
-      cause: error,
     });
   }
 }

@@ -1,0 +1,69 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { ModuleLoaderError } from '../errors.js';
+
+/** Where a path came from, for error messages: the manifest and the JSON field naming it. */
+export interface FileContext {
+  file: string;
+  field: string;
+}
+
+/** Throws ERR_PATH_INVALID when `path` has a NUL byte (the OS would cut the path there). */
+export function assertNoNul(path: string, what: string, ctx: FileContext): void {
+  if (typeof path !== 'string' || path.includes('\0')) {
+    throw new ModuleLoaderError(
+      'ERR_PATH_INVALID',
+      `${ctx.file}: ${ctx.field}: Expected a path without NUL bytes for ${what} but received ${JSON.stringify(String(path).slice(0, 80))}`,
+      { file: ctx.file, field: ctx.field },
+    );
+  }
+}
+
+/**
+ * Resolves `relativePath` under `rootDir` and returns its real path (symlinks resolved),
+ * which must lie inside the real path of `rootDir`. A symlink inside the folder that
+ * points inside stays fine; one that leads out (file or any folder on the way) is
+ * ERR_PATH_OUTSIDE_PROGRAM. A path that does not resolve (missing file, dangling link)
+ * is ERR_PROGRAM_IO: nothing outside is ever opened.
+ */
+export function resolveContainedPath(
+  rootDir: string,
+  relativePath: string,
+  ctx: FileContext,
+): string {
+  assertNoNul(rootDir, 'the program folder', ctx);
+  assertNoNul(relativePath, ctx.field, ctx);
+  if (isAbsolute(relativePath)) throw outside(relativePath, ctx, 'it is absolute');
+  const root = realPath(rootDir, ctx);
+  const resolved = realPath(join(root, relativePath), ctx);
+  const rel = relative(root, resolved);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw outside(relativePath, ctx, `it resolves to ${resolved}`);
+  }
+  return resolved;
+}
+
+function realPath(path: string, ctx: FileContext): string {
+  try {
+    return realpathSync.native(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+    throw new ModuleLoaderError(
+      'ERR_PROGRAM_IO',
+      `${ctx.file}: ${ctx.field}: cannot resolve ${path} (${code})`,
+      {
+        file: ctx.file,
+        field: ctx.field,
+        cause: error,
+      },
+    );
+  }
+}
+
+function outside(relativePath: string, ctx: FileContext, why: string): ModuleLoaderError {
+  return new ModuleLoaderError(
+    'ERR_PATH_OUTSIDE_PROGRAM',
+    `${ctx.file}: ${ctx.field}: Expected a path inside the program's folder but received ${JSON.stringify(relativePath)} (${why})`,
+    { file: ctx.file, field: ctx.field },
+  );
+}
