@@ -16,6 +16,11 @@ export interface PackedRegion {
   readonly bytes: Uint8Array;
   /** Bytes the storage set aside for this region (>= bytes.byteLength). */
   readonly reservedBytes: number;
+  /**
+   * True when the bytes are known to be zero already (fresh file pages): the packer may
+   * skip its own zero-fill of padding.
+   */
+  readonly zeroed?: boolean;
 }
 
 export interface ReserveOptions {
@@ -33,6 +38,44 @@ export interface StoredEntry {
   readonly fingerprint: number;
   readonly dataSize: number;
   readonly region: PackedRegion;
+  /** Full packing layout (persisted in v3 entries, given back on load; absent = unknown). */
+  readonly layout?: StoredLayout;
+  /** Live runtimes holding the entry (0 = evictable under a disk budget). */
+  readonly refCount?: number;
+  /** Monotonic tick of the last use (least recently used entries are evicted first). */
+  readonly lastUsed?: number;
+}
+
+/**
+ * The packing layout of an entry: same fields, order and meaning as cache-format's
+ * PackingLayout (all u32), so either type can be passed where the other is expected.
+ */
+export interface StoredLayout {
+  readonly operatorType: number;
+  readonly outputChannels: number;
+  readonly inputChannels: number;
+  readonly nr: number;
+  readonly kr: number;
+  readonly sr: number;
+  readonly extraBytes: number;
+  readonly flags: number;
+}
+
+/** Why packed bytes went to the heap instead of the cache file. */
+export type FallbackReason =
+  | 'no-path'
+  | 'open-failed'
+  | 'lock-busy'
+  | 'enospc'
+  | 'over-budget'
+  | 'unnamed'
+  | 'not-a-cache'
+  | 'foreign-format'
+  | 'io-error';
+
+export interface FallbackCount {
+  readonly count: number;
+  readonly bytes: number;
 }
 
 export interface OpenContext {
@@ -52,6 +95,12 @@ export interface StorageStats {
   readonly orphanBytes: number;
   /** Bytes currently mapped from the backing file. */
   readonly mappedBytes: number;
+  /** Reservations served from the heap instead of the file, by FallbackReason (file storages). */
+  readonly fallback?: Readonly<Record<string, FallbackCount>>;
+  /** The disk budget of the backing file (null: none). */
+  readonly maxFileBytes?: number | null;
+  /** Entries (and their bytes) evicted from the file to stay within the budget. */
+  readonly evicted?: { readonly entries: number; readonly bytes: number };
 }
 
 export interface PackedStorage {
@@ -72,6 +121,16 @@ export interface PackedStorage {
    * the cache marks those entries fromLoad.
    */
   persist(entries: readonly StoredEntry[]): readonly string[];
+  /**
+   * Called once per reserved region, right after it was packed and inserted: a file
+   * storage checksums it while the bytes are hot and may start writing it back.
+   */
+  seal?(region: PackedRegion, dataSize: number): void;
+  /**
+   * Makes every sealed region durable and commits the index now (a file storage may
+   * otherwise defer that commit to close, process exit or the background).
+   */
+  flush?(): void;
   /** No entry remains: release every region and close any backing file. */
   close(): void;
   stats(): StorageStats;
