@@ -226,11 +226,61 @@ describe('Module options ownership', () => {
   test('unknown methods and backends are clear errors', () => {
     fixture = writeMlpProgram();
     const module = new Module(fixture.manifestPath, { registry: new BackendRegistry() });
-    expect(codeOf(() => module.loadMethod('forward'))).toBe('ERR_MODULE_NOT_LOADED');
-    module.load();
+    expect(codeOf(() => module.loadMethod('forward'))).toBe('ERR_BACKEND_NOT_REGISTERED');
     expect(codeOf(() => module.loadMethod('nope'))).toBe('ERR_METHOD_NOT_FOUND');
     expect(codeOf(() => module.loadMethod('forward'))).toBe('ERR_BACKEND_NOT_REGISTERED');
     module.dispose();
     expect(codeOf(() => module.load())).toBe('ERR_MODULE_DISPOSED');
+  });
+
+  test('load() without a map keeps the options an earlier load(map) installed', () => {
+    fixture = writeMlpProgram();
+    const recorder = new RecordingBackend();
+    const module = new Module(fixture.manifestPath, {
+      registry: new BackendRegistry().register(recorder),
+    });
+    module.load(optionsWithPath('/caches/a.bin').map);
+    module.load();
+    module.loadMethod('forward');
+    expect(recorder.inits[0]).toEqual([{ key: 'packed_cache_path', value: '/caches/a.bin' }]);
+    // unload releases resources, not configuration: the next lazy run uses the same options
+    module.unload();
+    module.execute('forward', []);
+    expect(recorder.inits[1]).toEqual([{ key: 'packed_cache_path', value: '/caches/a.bin' }]);
+    // an explicit empty map clears them
+    module.unload();
+    module.load(new LoadBackendOptionsMap());
+    module.loadMethod('forward');
+    expect(recorder.inits[2]).toEqual([]);
+    module.dispose();
+    expect(module.backendOptions().size).toBe(0);
+  });
+
+  test('execute, loadMethod and methodNames before load() load the program lazily', () => {
+    fixture = writeMlpProgram();
+    const module = new Module(fixture.manifestPath, {
+      registry: new BackendRegistry().register(new XnnpackBackend()),
+    });
+    expect(module.isLoaded()).toBe(false);
+    const input = floats(2 * 16, 3);
+    const [output] = module.execute('forward', [{ shape: [2, 16], data: input }]);
+    expect(module.isLoaded()).toBe(true);
+    expect(module.isMethodLoaded('forward')).toBe(true);
+    expect(Array.from(output?.data ?? [])).toEqual(
+      Array.from(referenceForward(fixture, input, 2)).map((value) => expect.closeTo(value, 4)),
+    );
+    const fresh = new Module(fixture.manifestPath, { registry: new BackendRegistry() });
+    expect(fresh.methodNames()).toEqual(['forward']);
+    expect(fresh.isLoaded()).toBe(true);
+    fresh.dispose();
+    module.dispose();
+  });
+
+  test('a lazy load that fails leaves the Module unloaded and reports the program error', () => {
+    fixture = writeMlpProgram();
+    writeFileSync(fixture.manifestPath, '{');
+    const module = new Module(fixture.manifestPath, { registry: new BackendRegistry() });
+    expect(codeOf(() => module.execute('forward', []))).toBe('ERR_MANIFEST_INVALID');
+    expect(module.isLoaded()).toBe(false);
   });
 });

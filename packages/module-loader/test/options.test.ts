@@ -72,6 +72,17 @@ describe('BackendOptions', () => {
     );
   });
 
+  test('a NUL byte in a key or a string value is rejected (upstream C strings end there)', () => {
+    const options = new BackendOptions();
+    expect(codeOf(() => options.setOption('packed\0cache_path', 'x'))).toBe(
+      'ERR_OPTION_INVALID_KEY',
+    );
+    expect(codeOf(() => options.setOption('packed_cache_path', '/a.xpwc\0/b'))).toBe(
+      'ERR_OPTION_INVALID_VALUE',
+    );
+    expect(options.size).toBe(0);
+  });
+
   test('values must be boolean, 32-bit integer or string', () => {
     const options = new BackendOptions();
     expect(codeOf(() => options.setOption('x', 1.5))).toBe('ERR_OPTION_INVALID_VALUE');
@@ -99,6 +110,8 @@ describe('LoadBackendOptionsMap', () => {
     const map = new LoadBackendOptionsMap();
     expect(codeOf(() => map.setOptions('', []))).toBe('ERR_BACKEND_ID_INVALID');
     expect(codeOf(() => map.setOptions('b'.repeat(64), []))).toBe('ERR_BACKEND_ID_INVALID');
+    expect(codeOf(() => map.setOptions('Xnnpack\0Backend', []))).toBe('ERR_BACKEND_ID_INVALID');
+    map.setOptions('b'.repeat(63), []);
   });
 
   test('getOptions of an unknown id is empty; entryAt is bounds-checked', () => {

@@ -47,15 +47,17 @@ export class Module {
   }
 
   /**
-   * Loads the program (once) and installs a Module-owned copy of `optionsMap`.
-   * Validate and copy first, load second, commit both together.
+   * Loads the program (once) and, when `optionsMap` is given, installs a Module-owned copy
+   * of it. Without a map the installed options stay (upstream's load() keeps the options
+   * an earlier load(map) set, extension/module/module.cpp). Validate and copy first, load
+   * second, commit both together.
    */
   load(
     optionsMap?: ReadonlyLoadBackendOptionsMap,
     verification: ProgramVerification = 'minimal',
   ): void {
     this.assertUsable();
-    const options = OwnedOptionsMap.copyOf(optionsMap);
+    const options = optionsMap === undefined ? this.options : OwnedOptionsMap.copyOf(optionsMap);
     const program = this.program ?? loadProgram(this.programPath, verification);
     this.program = program;
     this.options = options;
@@ -70,7 +72,7 @@ export class Module {
     return this.options;
   }
 
-  /** The loaded program's manifest (methods, inputs, graphs). */
+  /** The program's manifest (methods, inputs, graphs); loads the program if needed. */
   programManifest(): ProgramManifest {
     return this.requireProgram().manifest;
   }
@@ -106,8 +108,9 @@ export class Module {
   }
 
   /**
-   * Initialises a method on its backend. No-op when already loaded. An explicit map
-   * wins; otherwise the Module's own map when non-empty; otherwise no options.
+   * Initialises a method on its backend, loading the program first if needed. No-op when
+   * already loaded. An explicit map wins; otherwise the Module's own map when non-empty;
+   * otherwise no options.
    */
   loadMethod(name: string, { options }: LoadMethodOptions = {}): void {
     this.assertUsable();
@@ -146,7 +149,7 @@ export class Module {
     this.methods.set(name, { backend, handle, options: chosen });
   }
 
-  /** Runs a method, loading it first if needed (as upstream's Module::execute). */
+  /** Runs a method, loading the program and the method first if needed (as upstream's execute). */
   execute(name: string, inputs: readonly Tensor[]): Tensor[] {
     this.loadMethod(name);
     const method = this.methods.get(name) as LoadedMethod;
@@ -164,7 +167,8 @@ export class Module {
 
   /**
    * Releases everything: each method's backend state (cache references, device buffers),
-   * then the program's mapped weights. The Module can be loaded again afterwards.
+   * then the program's mapped weights. The installed options stay, so a later load() or
+   * lazy execute() runs with them again; load(emptyMap) clears them.
    */
   unload(): void {
     const errors: unknown[] = [];
@@ -177,7 +181,6 @@ export class Module {
     }
     this.program?.close();
     this.program = undefined;
-    this.options = OwnedOptionsMap.EMPTY;
     if (errors.length > 0) throw errors[0];
   }
 
@@ -188,20 +191,18 @@ export class Module {
       this.unload();
     } finally {
       this.disposed = true;
+      this.options = OwnedOptionsMap.EMPTY;
     }
   }
 
+  /**
+   * The program, loaded on first use with the installed options and 'minimal'
+   * verification: upstream's method_names, method_meta and load_method call load() first.
+   */
   private requireProgram(): LoadedProgram {
-    if (!this.program) {
-      throw new ModuleLoaderError(
-        'ERR_MODULE_NOT_LOADED',
-        `Module ${this.programPath} is not loaded; call load() first`,
-        {
-          file: this.programPath,
-        },
-      );
-    }
-    return this.program;
+    this.assertUsable();
+    if (!this.program) this.load();
+    return this.program as LoadedProgram;
   }
 
   private assertUsable(): void {

@@ -27,12 +27,19 @@ export function optionTypeOf(value: OptionValue): OptionType {
   return 'string';
 }
 
-/** Throws unless `key` is a non-empty string of at most 63 UTF-8 bytes. */
+/** Throws unless `key` is a non-empty string of at most 63 UTF-8 bytes without NUL. */
 export function validateOptionKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0) {
     throw new ModuleLoaderError(
       'ERR_OPTION_INVALID_KEY',
       `Expected a non-empty string for option key but received ${describeValue(key)}`,
+    );
+  }
+  if (key.includes('\0')) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_KEY',
+      `Expected an option key without NUL bytes but received ${JSON.stringify(key.slice(0, 40))} (upstream's C string would end at the NUL)`,
+      { field: key },
     );
   }
   const bytes = utf8ByteLength(key);
@@ -47,8 +54,8 @@ export function validateOptionKey(key: unknown): asserts key is string {
 
 /**
  * Throws unless `value` is a boolean, a signed 32-bit integer, or a string of at most
- * 255 UTF-8 bytes. Upstream silently truncates long strings (a long packed_cache_path
- * then names another file); we reject them.
+ * 255 UTF-8 bytes without NUL. Upstream silently truncates long strings and stops at a NUL
+ * (a packed_cache_path then names another file); we reject both.
  */
 export function validateOptionValue(key: string, value: unknown): asserts value is OptionValue {
   if (typeof value === 'boolean') return;
@@ -63,6 +70,13 @@ export function validateOptionValue(key: string, value: unknown): asserts value 
     return;
   }
   if (typeof value === 'string') {
+    if (value.includes('\0')) {
+      throw new ModuleLoaderError(
+        'ERR_OPTION_INVALID_VALUE',
+        `Expected a string without NUL bytes for option "${key}" but received ${JSON.stringify(value.slice(0, 40))} (upstream's C string would end at the NUL, e.g. another cache path)`,
+        { field: key },
+      );
+    }
     const bytes = utf8ByteLength(value);
     if (bytes > MAX_OPTION_STRING_BYTES) {
       throw new ModuleLoaderError(

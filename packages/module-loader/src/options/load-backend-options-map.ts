@@ -85,11 +85,18 @@ export function validateBackendId(backendId: unknown): asserts backendId is stri
       `Expected a non-empty string for backend id but received ${describeValue(backendId)}`,
     );
   }
+  if (backendId.includes('\0')) {
+    throw new ModuleLoaderError(
+      'ERR_BACKEND_ID_INVALID',
+      `Expected a backend id without NUL bytes but received ${JSON.stringify(backendId.slice(0, 40))}`,
+      { field: backendId },
+    );
+  }
   const bytes = utf8ByteLength(backendId);
   if (bytes > MAX_BACKEND_ID_BYTES) {
     throw new ModuleLoaderError(
       'ERR_BACKEND_ID_INVALID',
-      `Backend id is ${bytes} bytes; the limit is ${MAX_BACKEND_ID_BYTES}`,
+      `Expected a backend id of at most ${MAX_BACKEND_ID_BYTES} bytes but received ${bytes} bytes`,
       { field: backendId },
     );
   }
