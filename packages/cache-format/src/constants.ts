@@ -43,3 +43,39 @@ export const COMMIT_SLOT_OFFSETS: readonly [number, number] = [512, 1024];
 export const V3_HEADER_READ_SIZE = 1056;
 /** Smallest end offset a v3 trailer can have (header, then at least a footer). */
 export const V3_MIN_TRAILER_END = V3_HEADER_SIZE + V3_FOOTER_SIZE;
+
+/** The `name_len` u32 that starts every entry; the name follows it. */
+export const ENTRY_NAME_OFFSET = 4;
+/**
+ * Byte offsets of the entry fields that follow the name, relative to the first byte after the
+ * name. v2 entries end after `seed`; v3 entries after `crc32c`, or after the 32-byte packing
+ * layout record when the footer flag `V3_FLAG_ENTRY_LAYOUT` is set.
+ */
+export const ENTRY_FIELDS = {
+  fileOffset: 0,
+  dataSize: 8,
+  seed: 16,
+  fingerprint: 20,
+  crc32c: 24,
+  layout: 28,
+} as const;
+
+/** v3 footer flag bit 0: every entry carries a 32-byte packing layout record after `crc32c`. */
+export const V3_FLAG_ENTRY_LAYOUT = 1;
+/** Footer flag bits a reader understands; any other bit is `ERR_XPWC_BAD_FIELD`. */
+export const V3_KNOWN_FLAGS = V3_FLAG_ENTRY_LAYOUT;
+/** Size of the per-entry packing layout record: 8 x u32. */
+export const V3_ENTRY_LAYOUT_SIZE = 32;
+/** Byte offsets of the packing layout record fields (u32 each), relative to the record. */
+export const PACKING_LAYOUT_FIELDS = {
+  operatorType: 0,
+  outputChannels: 4,
+  inputChannels: 8,
+  nr: 12,
+  kr: 16,
+  sr: 20,
+  extraBytes: 24,
+  flags: 28,
+} as const;
+/** Packing layout flag bit 0: the weights were given transposed ([input, output] order). */
+export const LAYOUT_FLAG_TRANSPOSED = 1;

@@ -12,8 +12,8 @@ import {
 } from './constants.js';
 import { crc32cOf } from './crc.js';
 import { XpwcFormatError } from './errors.js';
+import { readFooter } from './footer.js';
 import { MAX_FILE_SIZE, MAX_TRAILER_BYTES } from './limits.js';
-import { readFooter } from './trailer.js';
 
 /** Byte offsets of the fixed v3 header fields (at file offset 0). */
 export const V3_HEADER_FIELDS = {

@@ -131,6 +131,9 @@ function checkOptions(options: DecodeOptions): DecodeOptions {
   if (options.expectedIdentity !== undefined && typeof options.expectedIdentity !== 'string') {
     throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'expectedIdentity must be a string');
   }
+  if (options.lenient !== undefined && typeof options.lenient !== 'boolean') {
+    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'lenient must be a boolean');
+  }
   return options;
 }
 
@@ -233,7 +236,7 @@ function* anyTrailerSteps(size: number, options: DecodeOptions): Steps<LoadedTra
     }
   }
   const tailLength = Math.min(size, MAX_FOOTER_SIZE);
-  const footer = readFooter(yield { offset: size - tailLength, length: tailLength }, size);
+  const footer = readFooter(yield { offset: size - tailLength, length: tailLength }, size, options);
   if (footer.version === VERSION_3) {
     // A v3 footer but no valid v3 header: report what is wrong with the header.
     decodeHeader(yield { offset: 0, length: Math.min(size, V3_HEADER_READ_SIZE) });

@@ -1,6 +1,32 @@
+import type { XpwcErrorCode } from './errors.js';
+
+/**
+ * How an entry's data was packed: enough to tell whether a cached entry fits an operator
+ * (the XNNPACK seed alone does not: it XORs the dimensions). All fields are u32; stored as a
+ * 32-byte record of 8 x u32 LE in this order.
+ */
+export interface PackingLayout {
+  /** XNNPACK operator type (e.g. fully_connected_nc_f32 is 63 at XNNPACK 92a7ad50). */
+  readonly operatorType: number;
+  /** nc: output channels. */
+  readonly outputChannels: number;
+  /** kc: input channels. */
+  readonly inputChannels: number;
+  readonly nr: number;
+  readonly kr: number;
+  readonly sr: number;
+  /** Extra bytes the packer appends per output-channel block (scales, sums, ...). */
+  readonly extraBytes: number;
+  /** `LAYOUT_FLAG_TRANSPOSED` and future bits. */
+  readonly flags: number;
+}
+
 /** One index entry of a v2 trailer (ExecuTorch's format). */
 export interface XpwcEntryV2 {
-  /** UTF-8 name (ExecuTorch: weight name, then bias name, concatenated). */
+  /**
+   * The name's bytes as a string (ExecuTorch: weight key, then bias key, concatenated). Valid
+   * UTF-8 decodes to that text; other bytes decode losslessly (see `nameFromBytes`).
+   */
   readonly name: string;
   /** Absolute file offset of the packed data. */
   readonly fileOffset: number;
@@ -16,6 +42,8 @@ export interface XpwcEntryV3 extends XpwcEntryV2 {
   readonly fingerprint: number;
   /** CRC32C of the entry's `dataSize` data bytes (u32). */
   readonly crc32c: number;
+  /** How the data was packed; absent when unknown (stored as 32 zero bytes, or not at all). */
+  readonly layout?: PackingLayout;
 }
 
 export type XpwcEntry = XpwcEntryV2 | XpwcEntryV3;
@@ -56,6 +84,18 @@ export interface TrailerV2 {
   /** Every entry, in file order, duplicates included. */
   readonly entries: XpwcEntryV2[];
   readonly identity: null;
+  /** What lenient decoding tolerated (see `DecodeOptions.lenient`); [] when the trailer is clean. */
+  readonly tolerated: readonly XpwcIssue[];
+}
+
+/**
+ * A defect that lenient decoding accepted (ExecuTorch's loader accepts it too). `code` is the
+ * error strict decoding throws for it; `offset` the absolute file offset concerned.
+ */
+export interface XpwcIssue {
+  readonly code: XpwcErrorCode;
+  readonly message: string;
+  readonly offset: number;
 }
 
 export interface TrailerV3 {
@@ -68,6 +108,8 @@ export interface TrailerV3 {
   readonly prevTrailerEnd: number;
   readonly prevGeneration: number;
   readonly trailerCrc32c: number;
+  /** Footer flags (`V3_FLAG_ENTRY_LAYOUT` when the entries carry layout records). */
+  readonly flags: number;
 }
 
 export type Trailer = TrailerV2 | TrailerV3;
@@ -78,4 +120,13 @@ export interface DecodeOptions {
    * with `ERR_XPWC_IDENTITY_MISMATCH`. v2 trailers carry no identity and are not affected.
    */
   readonly expectedIdentity?: string;
+  /**
+   * Read v2 files the way ExecuTorch's loader does (XNNWeightsCache.cpp load_packed_cache):
+   * an index that ends before `entry_count` entries (its loop stops when fewer than 4 bytes
+   * remain), bytes after the last entry, and an empty index (index_start = footer offset, e.g.
+   * a file that is only the 20-byte footer) decode to the valid entries, and each defect is
+   * listed in `TrailerV2.tolerated`. Everything else is as strict as the default. No effect on
+   * v3 trailers.
+   */
+  readonly lenient?: boolean;
 }

@@ -87,6 +87,7 @@ describe('golden v2 (ExecuTorch XNNWeightsCache format)', () => {
       trailerEnd: V2_FILE.length,
       entries: V2_ENTRIES,
       identity: null,
+      tolerated: [],
     });
   });
 
@@ -220,6 +221,7 @@ describe('golden v3 (ours)', () => {
       prevTrailerEnd: 0,
       prevGeneration: 0,
       trailerCrc32c: 0xb5738d59,
+      flags: 0,
     });
   });
 

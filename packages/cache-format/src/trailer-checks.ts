@@ -1,0 +1,36 @@
+// Bounds every trailer decoder checks before it reads or allocates anything.
+import { XpwcFormatError } from './errors.js';
+import { MAX_ENTRY_COUNT, MAX_TRAILER_BYTES } from './limits.js';
+
+/**
+ * Checks that the trailer [indexStart, end) is within MAX_TRAILER_BYTES and that `bytes` (which
+ * end at `end`) reach back to `indexStart`. Returns the absolute offset of bytes[0].
+ */
+export function requireTrailerBytes(bytes: Uint8Array, end: number, indexStart: number): number {
+  const base = end - bytes.length;
+  if (end - indexStart > MAX_TRAILER_BYTES) {
+    throw new XpwcFormatError(
+      'ERR_XPWC_LIMIT',
+      `trailer is ${end - indexStart} bytes, more than MAX_TRAILER_BYTES (${MAX_TRAILER_BYTES})`,
+      indexStart,
+    );
+  }
+  if (indexStart < base) {
+    throw new XpwcFormatError(
+      'ERR_XPWC_SHORT_INPUT',
+      `trailer starts at ${indexStart} but bytes start at ${base}: pass the last ${end - indexStart} bytes`,
+      indexStart,
+    );
+  }
+  return base;
+}
+
+export function checkEntryCount(count: number, at: number): void {
+  if (count > MAX_ENTRY_COUNT) {
+    throw new XpwcFormatError(
+      'ERR_XPWC_LIMIT',
+      `entry_count ${count} exceeds MAX_ENTRY_COUNT (${MAX_ENTRY_COUNT})`,
+      at,
+    );
+  }
+}
