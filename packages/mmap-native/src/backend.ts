@@ -35,12 +35,37 @@ export interface Residency {
   pages?: Uint8Array;
 }
 
+/** fstat(2) of an open descriptor. */
+export interface FileStat {
+  dev: number;
+  ino: number;
+  size: number;
+  mode: number;
+  uid: number;
+  gid: number;
+  /** Modification time in nanoseconds since the epoch. */
+  mtimeNs: bigint;
+}
+
+export interface BackendOpenOptions {
+  /** false: O_NOFOLLOW, a symlink as the final component fails with ELOOP. Default true. */
+  followSymlinks?: boolean;
+}
+
 export interface Backend {
   readonly name: BackendName;
   /** Largest length of one mapping: the largest ArrayBuffer this runtime can expose. */
   readonly maxMappingLength: number;
   pageSize(): number;
-  open(path: string, mode: OpenMode, permissions: number): BackendFile;
+  /** Opens without blocking and accepts only regular files (ERR_MMAP_NOT_REGULAR_FILE). */
+  open(
+    path: string,
+    mode: OpenMode,
+    permissions: number,
+    options?: BackendOpenOptions,
+  ): BackendFile;
+  /** Mappings of this backend not yet unmapped (posix: in the whole process). */
+  liveMappings(): number;
 }
 
 export interface BackendFile {
@@ -50,6 +75,11 @@ export interface BackendFile {
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping;
   sync(dataOnly: boolean): void;
   lock(kind: LockKind | 'unlock', wait: boolean): void;
+  stat(): FileStat;
+  /** pread until target is full or end of file; returns the bytes read. */
+  readInto(target: Uint8Array, position: FileOffset): number;
+  /** pwrite of all of source, or an error. */
+  write(source: Uint8Array, position: FileOffset): void;
   close(): void;
 }
 

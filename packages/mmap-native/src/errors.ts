@@ -1,5 +1,33 @@
 import { getSystemErrorMap, getSystemErrorName } from 'node:util';
 
+/**
+ * The codes of MmapError that are not errno names (errno failures carry the name Node
+ * gives the errno: 'ENOSPC', 'EAGAIN', 'ELOOP', ...).
+ */
+export const MMAP_ERROR_CODES = [
+  /** map() of bytes past end-of-file. */
+  'ERR_MMAP_PAST_EOF',
+  /** sync/advise/residency on a closed mapping. */
+  'ERR_MMAP_CLOSED',
+  /** open() of a FIFO, directory, device or socket. */
+  'ERR_MMAP_NOT_REGULAR_FILE',
+  /** lock() with timeoutMs did not get the lock in time. */
+  'ERR_MMAP_LOCK_TIMEOUT',
+  /** 'posix' forced but the addon is not built. */
+  'ERR_MMAP_ADDON_NOT_BUILT',
+  /** 'posix' forced on a platform without it (Windows). */
+  'ERR_MMAP_UNSUPPORTED_PLATFORM',
+  /** 'posix' forced where external ArrayBuffers are forbidden (Electron's memory cage). */
+  'ERR_MMAP_EXTERNAL_BUFFERS_NOT_ALLOWED',
+  /** A size beyond 2^53-1 bytes. */
+  'ERR_MMAP_SIZE_UNSAFE',
+  /** The runtime refused to create the mapping's ArrayBuffer. */
+  'ERR_MMAP_BUFFER',
+  /** The runtime refused to detach the mapping's ArrayBuffer on close. */
+  'ERR_MMAP_DETACH',
+] as const;
+export type MmapErrorCode = (typeof MMAP_ERROR_CODES)[number];
+
 /** Fields of an {@link MmapError}; `code` is derived from `errno` when absent. */
 export interface MmapErrorDetails {
   code?: string | undefined;

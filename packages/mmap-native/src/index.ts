@@ -4,13 +4,21 @@ export type {
   BackendFile,
   BackendMapping,
   BackendName,
+  BackendOpenOptions,
+  FileStat,
   LockKind,
   OpenMode,
   Residency,
   SyncMode,
 } from './backend.js';
 export { addonCandidates, BUILD_COMMAND } from './backends/posix/addon.js';
-export { MmapError, type MmapErrorDetails } from './errors.js';
+export {
+  MMAP_ERROR_CODES,
+  MmapError,
+  type MmapErrorCode,
+  type MmapErrorDetails,
+} from './errors.js';
+export { liveMappingCount, MAX_MAP_COUNT_PATH, readMaxMapCount } from './map-count.js';
 export {
   type GrowOptions,
   type LockOptions,
@@ -29,4 +37,9 @@ export {
   type SmapsTable,
   smapsOf,
 } from './smaps.js';
-export type { FileOffset } from './validate.js';
+export {
+  ARGUMENT_ERROR_CODES,
+  type ArgumentError,
+  type ArgumentErrorCode,
+  type FileOffset,
+} from './validate.js';

@@ -1,13 +1,16 @@
+import { constants as bufferConstants } from 'node:buffer';
 import { constants as osConstants } from 'node:os';
 import {
   type BackendFile,
   type BackendName,
+  type FileStat,
   LOCK_KINDS,
   type LockKind,
   OPEN_MODES,
   type OpenMode,
 } from './backend.js';
 import { MmapError } from './errors.js';
+import { waitForLock } from './lock-wait.js';
 import { Mapping } from './mapping.js';
 import { type BackendChoice, getBackend } from './select-backend.js';
 import {
@@ -16,8 +19,10 @@ import {
   expectObject,
   expectOffset,
   expectOneOf,
+  expectPath,
   expectPermissions,
-  expectString,
+  expectTimeout,
+  expectUint8Array,
   type FileOffset,
 } from './validate.js';
 
@@ -28,6 +33,11 @@ export interface OpenMappedFileOptions {
   backend?: BackendChoice;
   /** File mode bits for a created file (default 0o666, minus the umask). */
   permissions?: number;
+  /**
+   * false: refuse a symlink as the last path component (O_NOFOLLOW; MmapError 'ELOOP').
+   * Symlinks in the directories above are still followed. Default true.
+   */
+  followSymlinks?: boolean;
 }
 
 export interface MapOptions {
@@ -47,6 +57,11 @@ export interface GrowOptions {
 export interface LockOptions {
   /** Block until the lock is granted (default true); false throws EAGAIN when busy. */
   wait?: boolean;
+  /**
+   * Wait at most this many milliseconds (0 .. 2^31-1), then throw MmapError
+   * 'ERR_MMAP_LOCK_TIMEOUT'. Ignored with `wait: false`.
+   */
+  timeoutMs?: number;
 }
 
 /** An open file that mappings are made from. */
@@ -132,8 +147,15 @@ export class MappedFile {
   lock(kind: LockKind = 'exclusive', options?: LockOptions): void {
     const file = this.active('flock');
     const checked = expectOneOf(kind, 'kind', LOCK_KINDS);
-    const { wait } = expectObject(options, 'options');
-    file.lock(checked, expectBoolean(wait ?? true, 'options.wait'));
+    const { wait, timeoutMs } = expectObject(options, 'options');
+    const blocking = expectBoolean(wait ?? true, 'options.wait');
+    const timeout =
+      timeoutMs === undefined ? undefined : expectTimeout(timeoutMs, 'options.timeoutMs');
+    if (!blocking || timeout === undefined) {
+      file.lock(checked, blocking);
+      return;
+    }
+    waitForLock(() => this.tryLock(checked), timeout, `a ${checked}`, this.path);
   }
 
   /** Non-blocking lock(): true when granted, false when another holder has it. */
@@ -149,6 +171,38 @@ export class MappedFile {
 
   unlock(): void {
     this.active('flock').lock('unlock', false);
+  }
+
+  /** fstat(2) of this descriptor: identity (dev, ino), size, mode, owner, mtime in ns. */
+  stat(): FileStat {
+    return this.active('fstat').stat();
+  }
+
+  /**
+   * Reads `length` bytes at `position` (pread, retried until done) into a new array;
+   * shorter only when the file ends first.
+   */
+  read(position: FileOffset, length: number): Uint8Array {
+    const file = this.active('pread');
+    const at = expectOffset(position, 'position');
+    const size = expectLength(length, 'length', bufferConstants.MAX_LENGTH, 0);
+    const target = new Uint8Array(size);
+    const count = file.readInto(target, at);
+    return count === size ? target : target.subarray(0, count);
+  }
+
+  /** Fills `target` from `position` (pread); returns the bytes read, fewer only at EOF. */
+  readInto(target: Uint8Array, position: FileOffset): number {
+    const file = this.active('pread');
+    const checked = expectUint8Array(target, 'target');
+    return file.readInto(checked, expectOffset(position, 'position'));
+  }
+
+  /** Writes all of `source` at `position` (pwrite, retried until done) or throws. */
+  write(source: Uint8Array, position: FileOffset): void {
+    const file = this.active('pwrite');
+    const checked = expectUint8Array(source, 'source');
+    file.write(checked, expectOffset(position, 'position'));
   }
 
   /**
@@ -167,13 +221,18 @@ export class MappedFile {
   }
 }
 
-/** Opens (or creates, with mode 'w+' / 'wx+') a file for mapping. */
+/**
+ * Opens (or creates, with mode 'w+' / 'wx+') a file for mapping. The open never blocks
+ * (O_NONBLOCK, cleared afterwards) and only a regular file is accepted, checked on the
+ * open descriptor: anything else is MmapError 'ERR_MMAP_NOT_REGULAR_FILE'.
+ */
 export function openMappedFile(path: string, options?: OpenMappedFileOptions): MappedFile {
-  const checkedPath = expectString(path, 'path');
-  const { mode, backend, permissions } = expectObject(options, 'options');
+  const checkedPath = expectPath(path, 'path');
+  const { mode, backend, permissions, followSymlinks } = expectObject(options, 'options');
   const checkedMode = expectOneOf(mode ?? 'r', 'options.mode', OPEN_MODES);
   const perms = expectPermissions(permissions ?? 0o666, 'options.permissions');
+  const follow = expectBoolean(followSymlinks ?? true, 'options.followSymlinks');
   const chosen = getBackend(backend as BackendChoice | undefined);
-  const file = chosen.open(checkedPath, checkedMode, perms);
+  const file = chosen.open(checkedPath, checkedMode, perms, { followSymlinks: follow });
   return new MappedFile(file, checkedPath, checkedMode, chosen.name, chosen.maxMappingLength);
 }

@@ -17,48 +17,81 @@ export function describe(value: unknown): string {
   return `${typeof value} ${inspect(value)}`;
 }
 
-function fail(kind: 'type' | 'range', expected: string, name: string, value: unknown): never {
+/** The codes argument errors carry (Node's own names for the same situations). */
+export const ARGUMENT_ERROR_CODES = [
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_OUT_OF_RANGE',
+] as const;
+export type ArgumentErrorCode = (typeof ARGUMENT_ERROR_CODES)[number];
+
+/** A TypeError or RangeError with a `code` from {@link ARGUMENT_ERROR_CODES}. */
+export type ArgumentError = (TypeError | RangeError) & { code: ArgumentErrorCode };
+
+// ERR_INVALID_ARG_TYPE: wrong type; ERR_INVALID_ARG_VALUE: right type, value not allowed
+// (both TypeError, as in Node); ERR_OUT_OF_RANGE: a number outside its range (RangeError).
+function fail(code: ArgumentErrorCode, expected: string, name: string, value: unknown): never {
   const message = `Expected ${expected} for ${name} but received ${describe(value)}`;
-  throw kind === 'type' ? new TypeError(message) : new RangeError(message);
+  const error = code === 'ERR_OUT_OF_RANGE' ? new RangeError(message) : new TypeError(message);
+  throw Object.assign(error, { code });
 }
 
 /** Non-negative 64-bit integer given as number (<= 2^53-1) or bigint (<= 2^63-1). */
 export function expectOffset(value: unknown, name: string): FileOffset {
   const expected = 'a non-negative integer (number up to 2^53-1 or bigint up to 2^63-1)';
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) fail('range', expected, name, value);
+    if (!Number.isSafeInteger(value) || value < 0) fail('ERR_OUT_OF_RANGE', expected, name, value);
     return value;
   }
   if (typeof value === 'bigint') {
-    if (value < 0n || value > MAX_OFF_T) fail('range', expected, name, value);
+    if (value < 0n || value > MAX_OFF_T) fail('ERR_OUT_OF_RANGE', expected, name, value);
     return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
   }
-  return fail('type', expected, name, value);
+  return fail('ERR_INVALID_ARG_TYPE', expected, name, value);
 }
 
 /** A byte count inside one ArrayBuffer: 1..max, as number or bigint; returned as number. */
 export function expectLength(value: unknown, name: string, max: number, min = 1): number {
   const expected = `an integer between ${min} and ${max}`;
   if (typeof value === 'bigint') {
-    if (value < BigInt(min) || value > BigInt(max)) fail('range', expected, name, value);
+    if (value < BigInt(min) || value > BigInt(max)) fail('ERR_OUT_OF_RANGE', expected, name, value);
     return Number(value);
   }
-  if (typeof value !== 'number') fail('type', expected, name, value);
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    fail('range', expected, name, value);
+    fail('ERR_OUT_OF_RANGE', expected, name, value);
   }
   return value;
 }
 
 export function expectBoolean(value: unknown, name: string): boolean {
-  if (typeof value !== 'boolean') fail('type', 'a boolean', name, value);
+  if (typeof value !== 'boolean') fail('ERR_INVALID_ARG_TYPE', 'a boolean', name, value);
   return value;
 }
 
 export function expectString(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.length === 0) {
-    fail('type', 'a non-empty string', name, value);
-  }
+  if (typeof value !== 'string') fail('ERR_INVALID_ARG_TYPE', 'a non-empty string', name, value);
+  if (value.length === 0) fail('ERR_INVALID_ARG_VALUE', 'a non-empty string', name, value);
+  return value;
+}
+
+/** A file path: a non-empty string without NUL (the system call would stop at the NUL). */
+export function expectPath(value: unknown, name: string): string {
+  const path = expectString(value, name);
+  if (path.includes('\0')) fail('ERR_INVALID_ARG_VALUE', 'a path without NUL bytes', name, value);
+  return path;
+}
+
+/** A wait bound in milliseconds: 0 .. 2^31-1. */
+export function expectTimeout(value: unknown, name: string): number {
+  const expected = 'a number of milliseconds between 0 and 2147483647';
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (!(value >= 0 && value <= 2 ** 31 - 1)) fail('ERR_OUT_OF_RANGE', expected, name, value);
+  return value;
+}
+
+export function expectUint8Array(value: unknown, name: string): Uint8Array {
+  if (!(value instanceof Uint8Array)) fail('ERR_INVALID_ARG_TYPE', 'a Uint8Array', name, value);
   return value;
 }
 
@@ -67,21 +100,26 @@ export function expectOneOf<T extends string>(
   name: string,
   options: readonly T[],
 ): T {
-  if (typeof value !== 'string' || !(options as readonly string[]).includes(value)) {
-    fail('type', `one of ${options.map((o) => `'${o}'`).join(', ')}`, name, value);
+  const expected = `one of ${options.map((o) => `'${o}'`).join(', ')}`;
+  if (typeof value !== 'string') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (!(options as readonly string[]).includes(value)) {
+    fail('ERR_INVALID_ARG_VALUE', expected, name, value);
   }
   return value as T;
 }
 
 export function expectObject(value: unknown, name: string): Record<string, unknown> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null) fail('type', 'an object', name, value);
+  if (typeof value !== 'object' || value === null)
+    fail('ERR_INVALID_ARG_TYPE', 'an object', name, value);
   return value as Record<string, unknown>;
 }
 
 export function expectPermissions(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0o7777) {
-    fail('range', 'an integer file mode between 0 and 0o7777', name, value);
+  const expected = 'an integer file mode between 0 and 0o7777';
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (!Number.isInteger(value) || value < 0 || value > 0o7777) {
+    fail('ERR_OUT_OF_RANGE', expected, name, value);
   }
   return value;
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BackendName } from '../src/backend.js';
 import { tryLoadAddon } from '../src/backends/posix/addon.js';
 
 export const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,6 +18,13 @@ export const addonAvailable = (() => {
     return false;
   }
 })();
+
+/**
+ * Backends every behavioural suite runs on. Linux always includes posix: a missing or
+ * broken addon there fails those tests with the load error instead of skipping them.
+ */
+export const testedBackends: BackendName[] =
+  process.platform === 'linux' || addonAvailable ? ['posix', 'heap'] : ['heap'];
 
 export function makeTempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'mmap-native-test-'));
@@ -82,4 +90,29 @@ export function lastJson<T>(result: ChildResult): T {
 /** Lines of /proc/self/maps that mention a path. */
 export function mapsLinesFor(mapsText: string, path: string): string[] {
   return mapsText.split('\n').filter((line) => line.endsWith(path));
+}
+
+/** A child process holding a flock on path until it gets a line on stdin (or a delay). */
+export function startHolder(
+  path: string,
+  kind: string,
+  backend: BackendName,
+  releaseAfterMs?: number,
+) {
+  const args = [path, kind, backend];
+  if (releaseAfterMs !== undefined) args.push(String(releaseAfterMs));
+  const child = spawn(process.execPath, [...nodeArgs(fixture('flock-holder.ts')), ...args], {
+    cwd: packageDir,
+    stdio: 'pipe',
+  });
+  let output = '';
+  const locked = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('locked')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`holder exited (${code}) before locking`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, locked, exited };
 }

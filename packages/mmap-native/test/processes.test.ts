@@ -1,6 +1,6 @@
 // Behaviour that needs a second process: flock between processes, growth beyond a file
 // size limit or a full file system, and writes into read-only maps.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,31 +11,12 @@ import {
   lastJson,
   makeTempDir,
   nodeArgs,
-  packageDir,
   runChild,
   runNodeFixture,
+  startHolder,
 } from './helpers.js';
 
 const backends: BackendName[] = ['posix', 'heap'];
-
-function startHolder(path: string, kind: string, backend: BackendName, releaseAfterMs?: number) {
-  const args = [path, kind, backend];
-  if (releaseAfterMs !== undefined) args.push(String(releaseAfterMs));
-  const child = spawn(process.execPath, [...nodeArgs(fixture('flock-holder.ts')), ...args], {
-    cwd: packageDir,
-    stdio: 'pipe',
-  });
-  let output = '';
-  const locked = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      if (output.includes('locked')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`holder exited (${code}) before locking`)));
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { child, locked, exited };
-}
 
 // Without the addon the heap backend's locks are process-local (documented), so the
 // cross-process checks need it for both backends.

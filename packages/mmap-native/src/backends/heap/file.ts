@@ -6,14 +6,13 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
-  realpathSync,
 } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { BackendFile, BackendMapping, LockKind, OpenMode } from '../../backend.js';
+import type { BackendFile, BackendMapping, FileStat, LockKind, OpenMode } from '../../backend.js';
 import { MmapError } from '../../errors.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon } from '../posix/addon.js';
-import { writeFully } from './io.js';
+import { readAt, writeFully } from './io.js';
 import { lockFile } from './locks.js';
 import { HeapMapping, type HeapMappingOwner } from './mapping.js';
 
@@ -24,6 +23,10 @@ const OPEN_FLAGS: Record<OpenMode, number> = {
   'w+': fsConstants.O_RDWR | fsConstants.O_CREAT,
   'wx+': fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_EXCL,
 };
+
+// Open never blocks (a FIFO would otherwise hang openSync). Linux and macOS ignore
+// O_NONBLOCK for regular files, the only kind accepted, so it is left set.
+const ALWAYS = fsConstants.O_NONBLOCK;
 
 // Zero-filling in chunks bounds the memory a large grow needs.
 const GROW_CHUNK_BYTES = 1 << 20;
@@ -42,13 +45,32 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     permissions: number,
     private readonly pageSize: number,
     private readonly addon: NativeAddon | null,
+    followSymlinks: boolean,
   ) {
+    const flags = OPEN_FLAGS[mode] | ALWAYS | (followSymlinks ? 0 : fsConstants.O_NOFOLLOW);
+    let fd: number;
     try {
-      this.fd = openSync(path, OPEN_FLAGS[mode], permissions);
+      fd = openSync(path, flags, permissions);
     } catch (error) {
       throw MmapError.fromNodeError(error, 'open', path);
     }
-    this.lockKey = realpathSync(path);
+    try {
+      // Checked on the open descriptor: no window between a check and the open.
+      const st = fstatSync(fd);
+      if (!st.isFile()) {
+        throw new MmapError(`only regular files can be mapped: '${path}' is not one`, {
+          code: 'ERR_MMAP_NOT_REGULAR_FILE',
+          syscall: 'open',
+          path,
+        });
+      }
+      // The process-local lock table keys on the file's identity, like flock does.
+      this.lockKey = `${st.dev}:${st.ino}`;
+    } catch (error) {
+      closeSync(fd);
+      throw MmapError.fromNodeError(error, 'fstat', path);
+    }
+    this.fd = fd;
   }
 
   private check(syscall: string): void {
@@ -136,6 +158,57 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   lock(kind: LockKind | 'unlock', wait: boolean): void {
     this.check('flock');
     lockFile(this.addon, this.fd, this.lockKey, this.path, kind, wait);
+  }
+
+  stat(): FileStat {
+    this.check('fstat');
+    try {
+      const st = fstatSync(this.fd, { bigint: true });
+      return {
+        dev: Number(st.dev),
+        ino: Number(st.ino),
+        size: Number(st.size),
+        mode: Number(st.mode),
+        uid: Number(st.uid),
+        gid: Number(st.gid),
+        mtimeNs: st.mtimeNs,
+      };
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'fstat', this.path);
+    }
+  }
+
+  // node:fs takes numeric positions only up to 2^53-1 (writeSync ignores a bigint).
+  private position(position: FileOffset, syscall: string): number {
+    const at = Number(position);
+    if (!Number.isSafeInteger(at)) {
+      throw MmapError.fromErrno(osConstants.errno.EFBIG, syscall, this.path);
+    }
+    return at;
+  }
+
+  readInto(target: Uint8Array, position: FileOffset): number {
+    this.check('pread');
+    const at = this.position(position, 'pread');
+    try {
+      return readAt(this.fd, target, at);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'pread', this.path);
+    }
+  }
+
+  write(source: Uint8Array, position: FileOffset): void {
+    if (this.mode === 'r') {
+      // What pwrite says for a descriptor opened read-only.
+      throw MmapError.fromErrno(osConstants.errno.EBADF, 'pwrite', this.path);
+    }
+    this.check('pwrite');
+    const at = this.position(position, 'pwrite');
+    try {
+      writeFully(this.fd, source, at);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'pwrite', this.path);
+    }
   }
 
   close(): void {

@@ -5,6 +5,7 @@ import { constants as bufferConstants } from 'node:buffer';
 import type { Backend } from '../../backend.js';
 import type { NativeAddon } from '../posix/addon.js';
 import { HeapFile } from './file.js';
+import { liveHeapMappings } from './mapping.js';
 
 // Used for page arithmetic when the addon cannot tell the real page size.
 const FALLBACK_PAGE_SIZE = 4096;
@@ -15,6 +16,8 @@ export function createHeapBackend(addon: NativeAddon | null): Backend {
     name: 'heap',
     maxMappingLength: bufferConstants.MAX_LENGTH,
     pageSize: () => pageSize,
-    open: (path, mode, permissions) => new HeapFile(path, mode, permissions, pageSize, addon),
+    open: (path, mode, permissions, options) =>
+      new HeapFile(path, mode, permissions, pageSize, addon, options?.followSymlinks ?? true),
+    liveMappings: liveHeapMappings,
   };
 }

@@ -11,6 +11,13 @@ export interface HeapMappingOwner {
   released(mapping: HeapMapping): void;
 }
 
+let live = 0;
+
+/** Heap mappings of this thread not yet closed (they hold no kernel mapping). */
+export function liveHeapMappings(): number {
+  return live;
+}
+
 export class HeapMapping implements BackendMapping {
   readonly buffer: ArrayBuffer;
   readonly address = null;
@@ -29,6 +36,7 @@ export class HeapMapping implements BackendMapping {
     } catch (error) {
       throw MmapError.fromNodeError(error, 'read', owner.path);
     }
+    live++;
   }
 
   private writeBack(offset: number, length: number): void {
@@ -88,6 +96,7 @@ export class HeapMapping implements BackendMapping {
   unmap(): void {
     if (!this.open) return;
     this.open = false;
+    live--;
     try {
       this.writeBack(0, this.buffer.byteLength);
     } finally {

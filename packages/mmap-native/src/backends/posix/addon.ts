@@ -14,6 +14,17 @@ export interface NativeFile {
   map(offset: number | bigint, length: number, writable: boolean, maxLength: number): NativeMapping;
   sync(dataOnly: boolean): void;
   lock(kind: number, wait: boolean): void;
+  stat(): {
+    dev: number | bigint;
+    ino: number | bigint;
+    size: number | bigint;
+    mode: number;
+    uid: number;
+    gid: number;
+    mtimeNs: bigint;
+  };
+  readInto(target: Uint8Array, position: number | bigint): number;
+  write(source: Uint8Array, position: number | bigint): void;
   close(): void;
 }
 
@@ -34,7 +45,14 @@ export interface NativeMapping {
 export interface NativeAddon {
   configure(errorConstructor: typeof MmapError): void;
   readonly supported: boolean;
-  File: new (path: string, mode: number, permissions: number) => NativeFile;
+  File: new (
+    path: string,
+    mode: number,
+    permissions: number,
+    followSymlinks: boolean,
+  ) => NativeFile;
+  /** Mappings made by the addon and not yet unmapped, across all threads. */
+  liveMappings(): number;
   pageSize(): number;
   lockDescriptor(fd: number, kind: number, wait: boolean, path: string): void;
   externalBuffersAllowed(): boolean;
@@ -81,6 +99,11 @@ export function tryLoadAddon(): NativeAddon | null {
   addon.configure(MmapError);
   cached = addon;
   return addon;
+}
+
+/** The addon if it was already loaded, without trying to load it. */
+export function loadedAddon(): NativeAddon | null {
+  return cached ?? null;
 }
 
 /** The addon, or an MmapError (code ERR_MMAP_ADDON_NOT_BUILT) that says what to run. */

@@ -6,12 +6,15 @@ import type {
   Backend,
   BackendFile,
   BackendMapping,
+  BackendOpenOptions,
+  FileStat,
   LockKind,
   OpenMode,
   Residency,
   SyncMode,
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
+import { explainMapFailure } from '../../map-count.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon, NativeFile, NativeMapping } from './addon.js';
 
@@ -73,8 +76,10 @@ class PosixFile implements BackendFile {
     private readonly path: string,
     mode: OpenMode,
     permissions: number,
+    followSymlinks: boolean,
+    private readonly liveMappings: () => number,
   ) {
-    this.native = new addon.File(path, OPEN_MODE[mode], permissions);
+    this.native = new addon.File(path, OPEN_MODE[mode], permissions, followSymlinks);
   }
 
   size(): number {
@@ -86,7 +91,13 @@ class PosixFile implements BackendFile {
   }
 
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
-    return new PosixMapping(this.native.map(offset, length, writable, bufferConstants.MAX_LENGTH));
+    try {
+      return new PosixMapping(
+        this.native.map(offset, length, writable, bufferConstants.MAX_LENGTH),
+      );
+    } catch (error) {
+      throw explainMapFailure(error, this.liveMappings());
+    }
   }
 
   sync(dataOnly: boolean): void {
@@ -95,6 +106,27 @@ class PosixFile implements BackendFile {
 
   lock(kind: LockKind | 'unlock', wait: boolean): void {
     this.native.lock(LOCK[kind], wait);
+  }
+
+  stat(): FileStat {
+    const st = this.native.stat();
+    return {
+      dev: Number(st.dev),
+      ino: Number(st.ino),
+      size: toSize(st.size, this.path),
+      mode: st.mode,
+      uid: st.uid,
+      gid: st.gid,
+      mtimeNs: st.mtimeNs,
+    };
+  }
+
+  readInto(target: Uint8Array, position: FileOffset): number {
+    return this.native.readInto(target, position);
+  }
+
+  write(source: Uint8Array, position: FileOffset): void {
+    this.native.write(source, position);
   }
 
   close(): void {
@@ -107,7 +139,16 @@ export function createPosixBackend(addon: NativeAddon): Backend {
     name: 'posix',
     maxMappingLength: bufferConstants.MAX_LENGTH,
     pageSize: () => addon.pageSize(),
-    open: (path, mode, permissions) => new PosixFile(addon, path, mode, permissions),
+    open: (path, mode, permissions, options?: BackendOpenOptions) =>
+      new PosixFile(
+        addon,
+        path,
+        mode,
+        permissions,
+        options?.followSymlinks ?? true,
+        addon.liveMappings,
+      ),
+    liveMappings: () => addon.liveMappings(),
   };
 }
 

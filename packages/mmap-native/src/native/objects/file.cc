@@ -1,6 +1,7 @@
 #include "file.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -20,6 +21,9 @@ Napi::Function File::DefineClass(Napi::Env env) {
                                            InstanceMethod<&File::Map>("map"),
                                            InstanceMethod<&File::Sync>("sync"),
                                            InstanceMethod<&File::Lock>("lock"),
+                                           InstanceMethod<&File::Stat>("stat"),
+                                           InstanceMethod<&File::ReadInto>("readInto"),
+                                           InstanceMethod<&File::Write>("write"),
                                            InstanceMethod<&File::Close>("close"),
                                        });
 }
@@ -31,9 +35,21 @@ File::File(const Napi::CallbackInfo& info) : Napi::ObjectWrap<File>(info) {
   if (!ReadString(env, info[0], "path", &path_)) return;
   if (!ReadInt32(env, info[1], "mode", &mode)) return;
   if (!ReadInt32(env, info[2], "permissions", &permissions)) return;
-  if (int err = sys::Open(path_, mode, static_cast<uint32_t>(permissions), &fd_)) {
+  bool follow_symlinks = true;
+  if (!info[3].IsUndefined() && !ReadBool(env, info[3], "followSymlinks", &follow_symlinks)) {
+    return;
+  }
+  const char* syscall = "open";
+  int err = sys::Open(path_, mode, static_cast<uint32_t>(permissions), follow_symlinks, &fd_,
+                      &syscall);
+  if (err == sys::kNotRegularFile) {
     fd_ = -1;
-    ThrowSystemError(env, err, "open", path_);
+    ThrowCodeError(env, "ERR_MMAP_NOT_REGULAR_FILE",
+                   "only regular files can be mapped: '" + path_ + "' is not one", "open",
+                   path_);
+  } else if (err != 0) {
+    fd_ = -1;
+    ThrowSystemError(env, err, syscall, path_);
   }
 }
 
@@ -149,6 +165,93 @@ Napi::Value File::Lock(const Napi::CallbackInfo& info) {
   if (!ReadBool(env, info[1], "wait", &wait)) return env.Undefined();
   if (!CheckOpen(env, "flock")) return env.Undefined();
   if (int err = sys::Lock(fd_, kind, wait)) ThrowSystemError(env, err, "flock", path_);
+  return env.Undefined();
+}
+
+Napi::Value File::Stat(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!CheckOpen(env, "fstat")) return env.Undefined();
+  struct stat st;
+  if (int err = sys::Stat(fd_, &st)) {
+    ThrowSystemError(env, err, "fstat", path_);
+    return env.Undefined();
+  }
+#if defined(__APPLE__)
+  const struct timespec& mtime = st.st_mtimespec;
+#else
+  const struct timespec& mtime = st.st_mtim;
+#endif
+  const int64_t mtime_ns = static_cast<int64_t>(mtime.tv_sec) * 1000000000 + mtime.tv_nsec;
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("dev", MakeUint64(env, static_cast<uint64_t>(st.st_dev)));
+  result.Set("ino", MakeUint64(env, static_cast<uint64_t>(st.st_ino)));
+  result.Set("size", MakeUint64(env, static_cast<uint64_t>(st.st_size)));
+  result.Set("mode", Napi::Number::New(env, static_cast<double>(st.st_mode)));
+  result.Set("uid", Napi::Number::New(env, static_cast<double>(st.st_uid)));
+  result.Set("gid", Napi::Number::New(env, static_cast<double>(st.st_gid)));
+  result.Set("mtimeNs", Napi::BigInt::New(env, mtime_ns));
+  return result;
+}
+
+namespace {
+
+// The bytes of a Uint8Array argument (empty for a detached buffer).
+bool ReadBytes(Napi::Env env, Napi::Value value, const char* name, uint8_t** data,
+               size_t* length) {
+  if (!value.IsTypedArray() ||
+      value.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    ThrowTypeError(env, std::string("Expected a Uint8Array for ") + name);
+    return false;
+  }
+  Napi::Uint8Array array = value.As<Napi::Uint8Array>();
+  *data = array.Data();
+  *length = array.ByteLength();
+  return true;
+}
+
+bool FitsOffset(uint64_t position, size_t length) {
+  return static_cast<uint64_t>(length) <= static_cast<uint64_t>(INT64_MAX) - position;
+}
+
+}  // namespace
+
+// readInto(target: Uint8Array, position) → bytes read (short only at end of file).
+Napi::Value File::ReadInto(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint8_t* data = nullptr;
+  size_t length = 0;
+  uint64_t position = 0;
+  if (!ReadBytes(env, info[0], "target", &data, &length)) return env.Undefined();
+  if (!ReadUint64(env, info[1], "position", &position)) return env.Undefined();
+  if (!CheckOpen(env, "pread")) return env.Undefined();
+  if (!FitsOffset(position, length)) {
+    ThrowSystemError(env, EFBIG, "pread", path_);
+    return env.Undefined();
+  }
+  size_t done = 0;
+  if (int err = sys::ReadAt(fd_, data, length, position, &done)) {
+    ThrowSystemError(env, err, "pread", path_);
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, static_cast<double>(done));
+}
+
+// write(source: Uint8Array, position): all bytes or an error.
+Napi::Value File::Write(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint8_t* data = nullptr;
+  size_t length = 0;
+  uint64_t position = 0;
+  if (!ReadBytes(env, info[0], "source", &data, &length)) return env.Undefined();
+  if (!ReadUint64(env, info[1], "position", &position)) return env.Undefined();
+  if (!CheckOpen(env, "pwrite")) return env.Undefined();
+  if (!FitsOffset(position, length)) {
+    ThrowSystemError(env, EFBIG, "pwrite", path_);
+    return env.Undefined();
+  }
+  if (int err = sys::WriteAt(fd_, data, length, position)) {
+    ThrowSystemError(env, err, "pwrite", path_);
+  }
   return env.Undefined();
 }
 

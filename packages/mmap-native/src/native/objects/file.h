@@ -13,7 +13,7 @@ namespace mmap_native {
 class File : public Napi::ObjectWrap<File> {
  public:
   static Napi::Function DefineClass(Napi::Env env);
-  // new File(path, mode, permissions)
+  // new File(path, mode, permissions, followSymlinks)
   explicit File(const Napi::CallbackInfo& info);
   ~File() override;
 
@@ -24,6 +24,9 @@ class File : public Napi::ObjectWrap<File> {
   Napi::Value Map(const Napi::CallbackInfo& info);
   Napi::Value Sync(const Napi::CallbackInfo& info);
   Napi::Value Lock(const Napi::CallbackInfo& info);
+  Napi::Value Stat(const Napi::CallbackInfo& info);
+  Napi::Value ReadInto(const Napi::CallbackInfo& info);
+  Napi::Value Write(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   bool CheckOpen(Napi::Env env, const char* syscall);

@@ -32,6 +32,10 @@ Napi::Value LockDescriptor(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+Napi::Value LiveMappings(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(sys::LiveMappings()));
+}
+
 // Whether this runtime lets addons create external ArrayBuffers (Electron's V8 memory
 // cage does not); without them only the heap backend can work.
 Napi::Value ExternalBuffersAllowed(const Napi::CallbackInfo& info) {
@@ -52,6 +56,7 @@ void InitPlatform(Napi::Env env, Napi::Object exports, AddonData* data) {
   exports.Set("File", file);
   exports.Set("pageSize", Napi::Function::New<PageSize>(env, "pageSize"));
   exports.Set("lockDescriptor", Napi::Function::New<LockDescriptor>(env, "lockDescriptor"));
+  exports.Set("liveMappings", Napi::Function::New<LiveMappings>(env, "liveMappings"));
   exports.Set("externalBuffersAllowed",
               Napi::Function::New<ExternalBuffersAllowed>(env, "externalBuffersAllowed"));
 }

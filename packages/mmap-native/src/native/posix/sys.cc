@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <limits>
 
 namespace mmap_native {
@@ -17,8 +18,10 @@ size_t PageSize() {
   return page;
 }
 
-int Open(const std::string& path, int32_t mode, uint32_t permissions, int* fd) {
-  int flags = O_CLOEXEC;
+int Open(const std::string& path, int32_t mode, uint32_t permissions, bool follow_symlinks,
+         int* fd, const char** syscall) {
+  *syscall = "open";
+  int flags = O_CLOEXEC | O_NONBLOCK;
   switch (mode) {
     case kReadOnly: flags |= O_RDONLY; break;
     case kReadWrite: flags |= O_RDWR; break;
@@ -26,11 +29,30 @@ int Open(const std::string& path, int32_t mode, uint32_t permissions, int* fd) {
     case kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
     default: return EINVAL;
   }
+  if (!follow_symlinks) flags |= O_NOFOLLOW;
   int result;
   do {
     result = open(path.c_str(), flags, static_cast<mode_t>(permissions));
   } while (result < 0 && errno == EINTR);
   if (result < 0) return errno;
+  struct stat st;
+  int err = 0;
+  if (fstat(result, &st) != 0) {
+    err = errno;
+    *syscall = "fstat";
+  } else if (!S_ISREG(st.st_mode)) {
+    err = kNotRegularFile;
+  } else {
+    const int status = fcntl(result, F_GETFL);
+    if (status == -1 || fcntl(result, F_SETFL, status & ~O_NONBLOCK) == -1) {
+      err = errno;
+      *syscall = "fcntl";
+    }
+  }
+  if (err != 0) {
+    close(result);
+    return err;
+  }
   *fd = result;
   return 0;
 }
@@ -48,7 +70,40 @@ int Size(int fd, uint64_t* size) {
   return 0;
 }
 
+int Stat(int fd, struct stat* out) { return fstat(fd, out) == 0 ? 0 : errno; }
+
+int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done) {
+  *done = 0;
+  while (*done < length) {
+    // Linux transfers at most 0x7ffff000 bytes per call; a short count just loops.
+    ssize_t n = pread(fd, target + *done, length - *done, static_cast<off_t>(position + *done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;  // end of file
+    *done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position) {
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = pwrite(fd, source + done, length - done, static_cast<off_t>(position + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;  // no progress: never spin
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 namespace {
+
+std::atomic<int64_t> live_mappings{0};
 
 int Truncate(int fd, uint64_t size) {
   int result;
@@ -129,11 +184,18 @@ int Map(int fd, uint64_t aligned_offset, size_t length, bool shared, void** out)
   void* address = mmap(nullptr, length, PROT_READ | PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE,
                        fd, static_cast<off_t>(aligned_offset));
   if (address == MAP_FAILED) return errno;
+  live_mappings.fetch_add(1, std::memory_order_relaxed);
   *out = address;
   return 0;
 }
 
-int Unmap(void* address, size_t length) { return munmap(address, length) == 0 ? 0 : errno; }
+int Unmap(void* address, size_t length) {
+  if (munmap(address, length) != 0) return errno;
+  live_mappings.fetch_sub(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int64_t LiveMappings() { return live_mappings.load(std::memory_order_relaxed); }
 
 int SyncRange(void* aligned_address, size_t length, int32_t mode) {
   int flags;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+struct stat;
+
 namespace mmap_native {
 namespace sys {
 
@@ -23,9 +25,22 @@ enum Advice : int32_t {
 
 size_t PageSize();
 
-int Open(const std::string& path, int32_t mode, uint32_t permissions, int* fd);
+// Returned by Open() when the path names something other than a regular file.
+constexpr int kNotRegularFile = -1;
+
+// Opens without ever blocking (O_NONBLOCK, so a FIFO or a tty cannot hang the call), then
+// accepts only a regular file (fstat of the open descriptor, so no check-then-open race)
+// and clears O_NONBLOCK again. follow_symlinks=false: O_NOFOLLOW on the final component
+// (a symlink there fails with ELOOP). *syscall names the call that failed.
+int Open(const std::string& path, int32_t mode, uint32_t permissions, bool follow_symlinks,
+         int* fd, const char** syscall);
 int Close(int fd);
 int Size(int fd, uint64_t* size);
+int Stat(int fd, struct stat* out);
+// pread until `length` bytes or end of file; *done receives the count.
+int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done);
+// pwrite until all `length` bytes are written.
+int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position);
 // Extends the file to new_size. sparse: ftruncate only (holes, no blocks). Otherwise the
 // new tail [old size, new_size) gets real blocks, so ENOSPC/EFBIG surface here and not
 // as a SIGBUS on first touch. *syscall names the call that failed.
@@ -38,6 +53,9 @@ int Lock(int fd, int32_t kind, bool wait);
 // faulting (PROT_READ alone would kill the process with SIGSEGV) or reaching the file.
 int Map(int fd, uint64_t aligned_offset, size_t length, bool shared, void** out);
 int Unmap(void* address, size_t length);
+// Mappings made by Map() and not yet unmapped, in the whole process (all threads): each one
+// is a kernel mapping that counts toward vm.max_map_count.
+int64_t LiveMappings();
 int SyncRange(void* aligned_address, size_t length, int32_t mode);
 int AdviseRange(void* aligned_address, size_t length, int32_t advice);
 // vec receives one byte per page; bit 0 set when the page is resident.

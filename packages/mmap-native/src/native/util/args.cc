@@ -59,6 +59,12 @@ bool ReadString(Napi::Env env, Napi::Value value, const char* name, std::string*
     return false;
   }
   *out = value.As<Napi::String>().Utf8Value();
+  // A C path ends at the first NUL: "a\0/b" would silently open "a".
+  if (out->find('\0') != std::string::npos) {
+    ThrowTypeError(env, std::string("Expected a string without NUL bytes for ") + name,
+                   "ERR_INVALID_ARG_VALUE");
+    return false;
+  }
   return true;
 }
 

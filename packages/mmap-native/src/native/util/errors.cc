@@ -46,12 +46,16 @@ void ThrowCodeError(Napi::Env env, const char* code, const std::string& message,
   ThrowWithDetails(env, Napi::String::New(env, message), details, message);
 }
 
-void ThrowTypeError(Napi::Env env, const std::string& message) {
-  Napi::TypeError::New(env, message).ThrowAsJavaScriptException();
+void ThrowTypeError(Napi::Env env, const std::string& message, const char* code) {
+  Napi::TypeError error = Napi::TypeError::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  error.ThrowAsJavaScriptException();
 }
 
-void ThrowRangeError(Napi::Env env, const std::string& message) {
-  Napi::RangeError::New(env, message).ThrowAsJavaScriptException();
+void ThrowRangeError(Napi::Env env, const std::string& message, const char* code) {
+  Napi::RangeError error = Napi::RangeError::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  error.ThrowAsJavaScriptException();
 }
 
 }  // namespace mmap_native

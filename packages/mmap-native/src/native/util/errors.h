@@ -16,8 +16,11 @@ void ThrowSystemError(Napi::Env env, int err, const char* syscall, const std::st
 void ThrowCodeError(Napi::Env env, const char* code, const std::string& message,
                     const char* syscall, const std::string& path);
 
-void ThrowTypeError(Napi::Env env, const std::string& message);
-void ThrowRangeError(Napi::Env env, const std::string& message);
+// Argument errors carry Node's codes, as the TypeScript layer's do.
+void ThrowTypeError(Napi::Env env, const std::string& message,
+                    const char* code = "ERR_INVALID_ARG_TYPE");
+void ThrowRangeError(Napi::Env env, const std::string& message,
+                     const char* code = "ERR_OUT_OF_RANGE");
 
 }  // namespace mmap_native
 
