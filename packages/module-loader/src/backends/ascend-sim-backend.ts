@@ -1,5 +1,6 @@
-import { DeviceRunner, type RegisteredCallable } from '@memlayer/device-runner';
+import { DeviceRunner, DeviceRunnerError, type RegisteredCallable } from '@memlayer/device-runner';
 import { ModuleLoaderError } from '../errors.js';
+import { MAX_CALLABLE_BYTES } from '../files/limits.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
 import type { CompileSpecValue } from '../program/manifest.js';
 import type { Backend, BackendInitContext, Tensor } from './backend.js';
@@ -45,10 +46,23 @@ export class AscendSimBackend implements Backend<AscendSimHandle> {
         },
       );
     }
-    const bytes = program.readFile(method.callable, `methods.${methodName}.callable`);
-    const result = this.runner.registerCallable(method.callableId, bytes, {
-      orchestration: method.orchestration,
-    });
+    const field = `methods.${methodName}.callable`;
+    // Contained, regular, at most MAX_CALLABLE_BYTES, checked before a byte is read.
+    const bytes = program.readFile(method.callable, field, MAX_CALLABLE_BYTES);
+    let result: ReturnType<DeviceRunner['registerCallable']>;
+    try {
+      result = this.runner.registerCallable(method.callableId, bytes, {
+        orchestration: method.orchestration,
+      });
+    } catch (error) {
+      if (!(error instanceof DeviceRunnerError)) throw error;
+      // The runner's code stays reachable as error.cause.code.
+      throw new ModuleLoaderError(
+        'ERR_BACKEND_INIT_FAILED',
+        `${program.path}: ${field}: the device runner refused ${method.callable} (${error.code}): ${error.message}`,
+        { file: program.path, field, cause: error },
+      );
+    }
     return {
       cid: method.callableId,
       callable: result.callable,
