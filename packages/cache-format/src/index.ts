@@ -67,6 +67,7 @@ export {
   entriesByName,
   findDuplicateNames,
   lintTrailer,
+  XPWC_WARNING_CODES,
   type XpwcWarning,
   type XpwcWarningCode,
 } from './lint.js';

@@ -1,22 +1,35 @@
 import { isValidPageSize } from './align.js';
 import { DEFAULT_PAGE_SIZE } from './constants.js';
 import { XpwcFormatError } from './errors.js';
-import type { Trailer, XpwcEntry } from './types.js';
+import type { Trailer, TrailerV2, XpwcEntry, XpwcIssue } from './types.js';
 
 export type XpwcWarningCode =
   | 'WARN_XPWC_DUPLICATE_NAME'
   | 'WARN_XPWC_UNALIGNED_OFFSET'
-  | 'WARN_XPWC_OVERLAPPING_DATA';
+  | 'WARN_XPWC_OVERLAPPING_DATA'
+  /** A v2 defect that lenient decoding tolerated (as ExecuTorch's loader does). */
+  | 'WARN_XPWC_TOLERATED';
+
+/** Every warning code `lintTrailer` returns. */
+export const XPWC_WARNING_CODES: readonly XpwcWarningCode[] = [
+  'WARN_XPWC_DUPLICATE_NAME',
+  'WARN_XPWC_UNALIGNED_OFFSET',
+  'WARN_XPWC_OVERLAPPING_DATA',
+  'WARN_XPWC_TOLERATED',
+];
 
 /** A finding that does not make the trailer unreadable but that `verify` reports. */
 export interface XpwcWarning {
   readonly code: XpwcWarningCode;
   readonly message: string;
-  /** Index of the entry in `trailer.entries` the warning is about. */
+  /** Index of the entry in `trailer.entries` the warning is about; -1 for the trailer itself. */
   readonly entryIndex: number;
+  /** That entry's name; '' for the trailer itself. */
   readonly name: string;
-  /** File offset concerned (the entry's data offset). */
+  /** File offset concerned (the entry's data offset, or where the tolerated defect is). */
   readonly offset: number;
+  /** WARN_XPWC_TOLERATED: the defect, with the code strict decoding throws for it. */
+  readonly issue?: XpwcIssue;
 }
 
 export interface DuplicateName {
@@ -64,7 +77,8 @@ export function entriesByName<E extends XpwcEntry>(entries: readonly E[]): Map<s
 /**
  * Checks a decoded trailer for things the format allows but a healthy writer never produces:
  * duplicate names, data offsets not aligned to `pageSize` (the writer's page size; use the v3
- * header's `pageSize` when known), and entries whose data ranges overlap.
+ * header's `pageSize` when known), and entries whose data ranges overlap. Given a trailer
+ * that lenient decoding read, it also reports each tolerated defect (`WARN_XPWC_TOLERATED`).
  */
 export function lintTrailer(
   input: Trailer | readonly XpwcEntry[],
@@ -75,6 +89,17 @@ export function lintTrailer(
     throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'pageSize must be a power of two');
   }
   const warnings: XpwcWarning[] = [];
+  const tolerated = Array.isArray(input) ? [] : ((input as Partial<TrailerV2>).tolerated ?? []);
+  for (const issue of tolerated) {
+    warnings.push({
+      code: 'WARN_XPWC_TOLERATED',
+      message: `${issue.code} tolerated (ExecuTorch's loader accepts it): ${issue.message}`,
+      entryIndex: -1,
+      name: '',
+      offset: issue.offset,
+      issue,
+    });
+  }
   for (const { name, indices } of findDuplicateNames(entries)) {
     for (const i of indices.slice(0, -1)) {
       warnings.push({
