@@ -87,6 +87,11 @@ export {
   trailerHistory,
 } from './recovery.js';
 export {
+  type CommitSlotReport,
+  type CommitSlotStatus,
+  DAMAGED_SLOT_STATUSES,
+} from './slot-report.js';
+export {
   decodeTrailer,
   type EncodeOptions,
   type EncodeOptionsV2,

@@ -18,6 +18,7 @@ import {
   type V3Header,
 } from './header.js';
 import { MAX_TRAILER_BYTES } from './limits.js';
+import { type CommitSlotReport, type CommitSlotStatus, reportSlots } from './slot-report.js';
 import { decodeTrailer, readFooter } from './trailer.js';
 import type { DecodeOptions, Trailer, TrailerV3 } from './types.js';
 
@@ -51,6 +52,11 @@ export interface CommittedTrailer {
    * a torn or uncommitted trailer) did not commit. A writer appends after them.
    */
   readonly deadTailBytes: number;
+  /**
+   * What each slot was found to be (indexed by slot): tells a corrupt slot (damage: report it)
+   * from an empty one or one whose trailer runs past the end of the file (an interrupted save).
+   */
+  readonly slotReports: readonly [CommitSlotReport, CommitSlotReport];
 }
 
 /** Result of `readTrailer`: the live trailer of any readable version. */
@@ -148,10 +154,16 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
   const header = decodeHeader(yield { offset: 0, length: V3_HEADER_READ_SIZE });
   const candidates = orderCommitSlots(header.slots);
   const skipped: SkippedCommit[] = [];
+  const outcomes = new Map<
+    SlotIndex,
+    { status: CommitSlotStatus; error: XpwcFormatError | null }
+  >();
   for (const { index, slot } of candidates) {
     const end = slot.trailerOffset + slot.trailerLength;
-    const skip = (error: XpwcFormatError) =>
+    const skip = (error: XpwcFormatError, status: CommitSlotStatus = 'bad-trailer') => {
       skipped.push({ slotIndex: index, generation: slot.generation, error });
+      outcomes.set(index, { status, error });
+    };
     if (end > size) {
       skip(
         new XpwcFormatError(
@@ -159,6 +171,7 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
           `slot ${index} names a trailer ending at ${end}, past the end of the file (${size})`,
           size,
         ),
+        'torn-tail',
       );
       continue;
     }
@@ -202,6 +215,7 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
         end - V3_FOOTER_SIZE - utf8Length(trailer.identity),
       );
     }
+    outcomes.set(index, { status: 'live', error: null });
     return {
       trailer,
       slotIndex: index,
@@ -210,6 +224,7 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
       fellBack: skipped.length > 0,
       skipped,
       deadTailBytes: size - end,
+      slotReports: reportSlots(header.slots, outcomes),
     };
   }
   const states = header.slots
