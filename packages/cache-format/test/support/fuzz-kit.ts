@@ -13,6 +13,7 @@ import {
   MAX_ENTRY_COUNT,
   MAX_IDENTITY_LENGTH,
   MAX_NAME_LENGTH,
+  nameToBytes,
   readCommittedTrailer,
   readFooter,
   readTrailer,
@@ -82,10 +83,12 @@ function fieldsOf(bytes: Uint8Array): { u32Fields: number[]; u64Fields: number[]
   }
   const end = trailer.trailerEnd;
   let p = trailer.indexStart;
-  const after = trailer.version === 2 ? 20 : 28;
+  const layoutBytes = trailer.version === 3 && trailer.flags & 1 ? 32 : 0;
+  const after = trailer.version === 2 ? 20 : 28 + layoutBytes;
   for (const e of trailer.entries) {
     u32Fields.push(p);
-    p += 4 + new TextEncoder().encode(e.name).length;
+    if (layoutBytes > 0) u32Fields.push(p + 4 + nameToBytes(e.name).length + 28 + 4);
+    p += 4 + nameToBytes(e.name).length;
     u64Fields.push(p, p + 8);
     p += after;
   }
@@ -164,6 +167,29 @@ export function buildCorpus(): Sample[] {
   const empty = new MemFile();
   commit(empty, []);
   out.push(sample('v3-empty', empty.bytes()));
+  const layout = { operatorType: 63, outputChannels: 8, inputChannels: 4 };
+  const withLayouts = new MemFile();
+  commit(withLayouts, [
+    {
+      name: 'l',
+      data: bytesOf(6, 128),
+      layout: { ...layout, nr: 8, kr: 1, sr: 1, extraBytes: 0, flags: 1 },
+    },
+    { name: 'n', data: bytesOf(7, 16) },
+  ]);
+  out.push(sample('v3-layouts', withLayouts.bytes()));
+  out.push(
+    sample(
+      'v2-executorch-byte-names',
+      rawV2File({
+        dataLength: 8192,
+        entries: [
+          { name: [0xff, 0xfe], fileOffset: 4096, dataSize: 100, seed: 63 },
+          { name: 'a', fileOffset: 0, dataSize: 4096, seed: 59 },
+        ],
+      }),
+    ),
+  );
   return out;
 }
 
@@ -357,6 +383,10 @@ export function fuzzOne(bytes: Uint8Array): Escape[] {
     readTrailer((o, l) => bytes.slice(o, o + l), size, { expectedIdentity: IDENTITY }),
   );
   run('readCommittedTrailer', () => readCommittedTrailer(bytes, size));
+  after(
+    run('readTrailer(lenient)', () => readTrailer(bytes, size, { lenient: true }))?.trailer,
+    'readTrailer(lenient)',
+  );
   run('decodeHeader', () => decodeHeader(bytes.subarray(0, V3_HEADER_READ_SIZE)));
   for (const index of [0, 1] as const) {
     const at = COMMIT_SLOT_OFFSETS[index];

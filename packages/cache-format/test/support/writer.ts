@@ -12,6 +12,7 @@ import {
   encodeTrailer,
   isV3Header,
   isXpwcFormatError,
+  type PackingLayout,
   planCommit,
   readCommittedTrailer,
   V3_HEADER_SIZE,
@@ -62,6 +63,7 @@ export interface NewEntry {
   data: Uint8Array;
   seed?: number;
   fingerprint?: number;
+  layout?: PackingLayout;
 }
 
 export const IDENTITY = 'xnnpack@test/x86_64-avx2/gemm-4x8';
@@ -108,6 +110,7 @@ export function planCommitWrites(file: MemFile, added: NewEntry[], pageSize = 40
       seed: n.seed ?? 0x5eed,
       fingerprint: n.fingerprint ?? 0,
       crc32c: crc32cOf(n.data),
+      ...(n.layout === undefined ? {} : { layout: n.layout }),
     });
     at = alignUp(at + Math.max(n.data.length, 1), pageSize);
   }
