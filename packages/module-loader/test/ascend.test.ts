@@ -25,7 +25,14 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-ascend-'));
   writeFileSync(
     join(dir, 'orch.c'),
-    'int aicpu_orchestration_entry(void *args) { return args != 0; }\n',
+    // The entry, plus the two functions a host orchestration object must export
+    // (simpler's host_build_graph looks them up after dlopen).
+    [
+      'int aicpu_orchestration_entry(void *args) { return args != 0; }',
+      'int framework_bind_runtime(void *runtime) { return runtime != 0; }',
+      'int framework_prewarm_graph_recorders(void) { return 0; }',
+      '',
+    ].join('\n'),
   );
   const cc = spawnSync('cc', [
     '-shared',
@@ -39,6 +46,8 @@ beforeAll(() => {
   const kernel = Uint8Array.from({ length: 4096 }, (_, i) => (i * 31) & 0xff);
   const callable = buildChipCallable({
     orch: readFileSync(join(dir, 'orch.so')),
+    // Host orchestration resolves only the entry it is told (upstream does not default it).
+    funcName: 'aicpu_orchestration_entry',
     children: [
       { funcId: 0, core: { binary: kernel } },
       { funcId: 1, core: { binary: kernel.subarray(0, 1000) } },

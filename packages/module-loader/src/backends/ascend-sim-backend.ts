@@ -39,7 +39,7 @@ export class AscendSimBackend implements Backend<AscendSimHandle> {
     if (method.kind !== 'callable') {
       throw new ModuleLoaderError(
         'ERR_MANIFEST_INVALID',
-        `Method "${methodName}" has no callable for ${this.id}`,
+        `Expected a callable method for ${this.id} but received graph method "${methodName}"`,
         {
           file: program.path,
           field: `methods.${methodName}`,
@@ -73,7 +73,10 @@ export class AscendSimBackend implements Backend<AscendSimHandle> {
 
   execute(handle: AscendSimHandle, _inputs: readonly Tensor[]): Tensor[] {
     if (handle.destroyed)
-      throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', 'This method was destroyed');
+      throw new ModuleLoaderError(
+        'ERR_METHOD_NOT_LOADED',
+        `Expected a loaded method for ${this.id}.execute but received a destroyed handle (callable id ${handle.cid})`,
+      );
     this.runner.beginRun(handle.cid);
     this.runner.endRun();
     return [];

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { ModuleLoaderError } from '../errors.js';
+import { invalidArgument, ModuleLoaderError } from '../errors.js';
 
 /** Where a path came from, for error messages: the manifest and the JSON field naming it. */
 export interface FileContext {
@@ -10,10 +10,11 @@ export interface FileContext {
 
 /** Throws ERR_PATH_INVALID when `path` has a NUL byte (the OS would cut the path there). */
 export function assertNoNul(path: string, what: string, ctx: FileContext): void {
-  if (typeof path !== 'string' || path.includes('\0')) {
+  if (typeof path !== 'string') invalidArgument('a path string', what, path);
+  if (path.includes('\0')) {
     throw new ModuleLoaderError(
       'ERR_PATH_INVALID',
-      `${ctx.file}: ${ctx.field}: Expected a path without NUL bytes for ${what} but received ${JSON.stringify(String(path).slice(0, 80))}`,
+      `${ctx.file}: ${ctx.field}: Expected a path without NUL bytes for ${what} but received ${JSON.stringify(path.slice(0, 80))}`,
       { file: ctx.file, field: ctx.field },
     );
   }

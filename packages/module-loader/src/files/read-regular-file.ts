@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { ModuleLoaderError } from '../errors.js';
+import { invalidArgument, ModuleLoaderError } from '../errors.js';
 import { assertNoNul, type FileContext } from './contained-path.js';
 
 /**
@@ -11,6 +11,9 @@ import { assertNoNul, type FileContext } from './contained-path.js';
  */
 export function readRegularFile(path: string, maxBytes: number, ctx: FileContext): Uint8Array {
   assertNoNul(path, ctx.field, ctx);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    invalidArgument('a non-negative integer', 'maxBytes', maxBytes);
+  }
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -1,6 +1,6 @@
 import type { Backend, Tensor } from '../backends/backend.js';
-import type { BackendRegistry } from '../backends/registry.js';
-import { describeValue, ModuleLoaderError } from '../errors.js';
+import { BackendRegistry } from '../backends/registry.js';
+import { describeValue, invalidArgument, ModuleLoaderError } from '../errors.js';
 import type { ReadonlyLoadBackendOptionsMap } from '../options/load-backend-options-map.js';
 import { OwnedOptionsMap } from '../options/owned-options-map.js';
 import type { ProgramManifest } from '../program/manifest.js';
@@ -37,10 +37,14 @@ export class Module {
 
   constructor(programPath: string, config: ModuleConfig) {
     if (typeof programPath !== 'string' || programPath.length === 0) {
-      throw new ModuleLoaderError(
-        'ERR_INVALID_INPUT',
-        `Expected a program path for Module but received ${describeValue(programPath)}`,
-      );
+      invalidArgument('a non-empty path', 'the Module program path', programPath);
+    }
+    if (
+      typeof config !== 'object' ||
+      config === null ||
+      !(config.registry instanceof BackendRegistry)
+    ) {
+      invalidArgument('{ registry: BackendRegistry }', 'the Module config', config);
     }
     this.programPath = programPath;
     this.registry = config.registry;
@@ -89,9 +93,11 @@ export class Module {
   methodOptions(name: string): OwnedOptionsMap {
     const method = this.methods.get(name);
     if (!method) {
-      throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', `Method "${name}" is not loaded`, {
-        field: name,
-      });
+      throw new ModuleLoaderError(
+        'ERR_METHOD_NOT_LOADED',
+        `Expected a loaded method but received ${describeValue(name)}; call loadMethod() first`,
+        { field: name },
+      );
     }
     return method.options;
   }
@@ -100,9 +106,11 @@ export class Module {
   methodHandle(name: string): unknown {
     const method = this.methods.get(name);
     if (!method) {
-      throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', `Method "${name}" is not loaded`, {
-        field: name,
-      });
+      throw new ModuleLoaderError(
+        'ERR_METHOD_NOT_LOADED',
+        `Expected a loaded method but received ${describeValue(name)}; call loadMethod() first`,
+        { field: name },
+      );
     }
     return method.handle;
   }
@@ -120,7 +128,7 @@ export class Module {
     if (!manifest) {
       throw new ModuleLoaderError(
         'ERR_METHOD_NOT_FOUND',
-        `Program ${this.programPath} has no method "${name}" (methods: ${[...program.manifest.methods.keys()].join(', ')})`,
+        `Expected one of the methods of ${this.programPath} (${[...program.manifest.methods.keys()].join(', ')}) but received ${describeValue(name)}`,
         { file: this.programPath, field: name },
       );
     }

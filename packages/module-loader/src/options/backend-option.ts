@@ -46,7 +46,7 @@ export function validateOptionKey(key: unknown): asserts key is string {
   if (bytes > MAX_OPTION_KEY_BYTES) {
     throw new ModuleLoaderError(
       'ERR_OPTION_INVALID_KEY',
-      `Option key "${key.slice(0, 20)}…" is ${bytes} bytes; the limit is ${MAX_OPTION_KEY_BYTES} (it would be truncated upstream)`,
+      `Expected an option key of at most ${MAX_OPTION_KEY_BYTES} UTF-8 bytes but received ${bytes} bytes ("${key.slice(0, 20)}…"; upstream would truncate it)`,
       { field: key },
     );
   }
@@ -81,7 +81,7 @@ export function validateOptionValue(key: string, value: unknown): asserts value 
     if (bytes > MAX_OPTION_STRING_BYTES) {
       throw new ModuleLoaderError(
         'ERR_OPTION_VALUE_TOO_LONG',
-        `String value of option "${key}" is ${bytes} bytes; the limit is ${MAX_OPTION_STRING_BYTES} bytes and it is never truncated`,
+        `Expected a string of at most ${MAX_OPTION_STRING_BYTES} UTF-8 bytes for option "${key}" but received ${bytes} bytes (never truncated)`,
         { field: key },
       );
     }

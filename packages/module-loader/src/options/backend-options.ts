@@ -1,4 +1,4 @@
-import { ModuleLoaderError } from '../errors.js';
+import { describeValue, invalidArgument, ModuleLoaderError } from '../errors.js';
 import {
   type BackendOption,
   type OptionType,
@@ -31,10 +31,7 @@ export class BackendOptions implements ReadonlyBackendOptions {
 
   constructor(capacity: number = DEFAULT_OPTIONS_CAPACITY) {
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new ModuleLoaderError(
-        'ERR_OPTION_INVALID_VALUE',
-        `Expected a positive integer for capacity but received ${String(capacity)}`,
-      );
+      invalidArgument('a positive integer', 'the BackendOptions capacity', capacity);
     }
     this.capacity = capacity;
   }
@@ -54,7 +51,7 @@ export class BackendOptions implements ReadonlyBackendOptions {
     if (this.entries.length >= this.capacity) {
       throw new ModuleLoaderError(
         'ERR_OPTIONS_FULL',
-        `Cannot add option "${key}": this BackendOptions holds at most ${this.capacity} options`,
+        `Expected at most ${this.capacity} options in this BackendOptions but received a new key ${describeValue(key)}`,
         { field: key },
       );
     }
@@ -83,9 +80,11 @@ export function getTypedOption<T extends OptionType>(
 ): OptionValueOf<T> {
   const entry = entries.find((candidate) => candidate.key === key);
   if (!entry) {
-    throw new ModuleLoaderError('ERR_OPTION_NOT_FOUND', `Option "${key}" is not set`, {
-      field: key,
-    });
+    throw new ModuleLoaderError(
+      'ERR_OPTION_NOT_FOUND',
+      `Expected a key that is set but received ${describeValue(key)}`,
+      { field: key },
+    );
   }
   const actual = optionTypeOf(entry.value);
   if (actual !== type) {

@@ -1,4 +1,4 @@
-import { describeValue, ModuleLoaderError } from '../errors.js';
+import { describeValue, invalidArgument, ModuleLoaderError } from '../errors.js';
 import { type BackendOption, validateOptionKey, validateOptionValue } from './backend-option.js';
 import { BackendOptions } from './backend-options.js';
 import { MAX_BACKEND_ID_BYTES, MAX_BACKENDS, utf8ByteLength } from './limits.js';
@@ -35,11 +35,7 @@ export class LoadBackendOptionsMap implements ReadonlyLoadBackendOptionsMap {
     validateBackendId(backendId);
     const list = options instanceof BackendOptions ? options.entries : options;
     if (!Array.isArray(list)) {
-      throw new ModuleLoaderError(
-        'ERR_OPTION_INVALID_VALUE',
-        `Expected BackendOptions or an array of options for backend "${backendId}" but received ${describeValue(options)}`,
-        { field: backendId },
-      );
+      invalidArgument('BackendOptions or an array of options', `backend "${backendId}"`, options);
     }
     validateOptionList(list);
     const existing = this.entries.find((entry) => entry.backendId === backendId);
@@ -50,7 +46,7 @@ export class LoadBackendOptionsMap implements ReadonlyLoadBackendOptionsMap {
     if (this.entries.length >= MAX_BACKENDS) {
       throw new ModuleLoaderError(
         'ERR_BACKEND_MAP_FULL',
-        `Cannot add backend "${backendId}": a LoadBackendOptionsMap holds at most ${MAX_BACKENDS} backends`,
+        `Expected at most ${MAX_BACKENDS} backends in a LoadBackendOptionsMap but received a new id ${describeValue(backendId)}`,
         { field: backendId },
       );
     }
@@ -116,9 +112,11 @@ export function validateOptionList(list: readonly unknown[]): asserts list is Ba
     validateOptionKey(key);
     validateOptionValue(key, value);
     if (seen.has(key)) {
-      throw new ModuleLoaderError('ERR_OPTION_INVALID_KEY', `Option "${key}" is given twice`, {
-        field: key,
-      });
+      throw new ModuleLoaderError(
+        'ERR_OPTION_INVALID_KEY',
+        `Expected each option key once in a list but received "${key}" twice`,
+        { field: key },
+      );
     }
     seen.add(key);
   }

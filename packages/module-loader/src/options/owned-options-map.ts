@@ -1,4 +1,4 @@
-import { ModuleLoaderError } from '../errors.js';
+import { describeValue, ModuleLoaderError } from '../errors.js';
 import type { BackendOption, OptionType, OptionValueOf } from './backend-option.js';
 import { getTypedOption } from './backend-options.js';
 import { MAX_BACKENDS } from './limits.js';
@@ -31,7 +31,7 @@ export class OwnedOptionsMap implements ReadonlyLoadBackendOptionsMap {
     if (source.size > MAX_BACKENDS) {
       throw new ModuleLoaderError(
         'ERR_BACKEND_MAP_FULL',
-        `A backend options map holds at most ${MAX_BACKENDS} backends; this one has ${source.size}`,
+        `Expected at most ${MAX_BACKENDS} backends in an options map but received ${source.size}`,
       );
     }
     const copies: BackendOptionsEntry[] = [];
@@ -68,7 +68,7 @@ export class OwnedOptionsMap implements ReadonlyLoadBackendOptionsMap {
     if (!entry) {
       throw new ModuleLoaderError(
         'ERR_INDEX_OUT_OF_RANGE',
-        `Expected an index in [0, ${this.entries.length}) for entryAt but received ${String(index)}`,
+        `Expected an index in [0, ${this.entries.length}) for entryAt but received ${describeValue(index)}`,
       );
     }
     return entry;
