@@ -6,13 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   buildChipCallable,
-  DeviceRunner,
-  type MemoryDesign,
   parseChipCallable,
   readGnuBuildId,
   SimDevice,
   writeSharedObject,
 } from '../src/index.js';
+import { DESIGNS as designs, makeDesign } from './designs.js';
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -21,7 +20,6 @@ function arg(name: string, fallback: number): number {
 const CYCLES = arg('cycles', 10_000);
 const CALLABLES = arg('callables', 50);
 const CAPACITY = arg('capacity-mib', 256) * 1024 * 1024;
-const designs: MemoryDesign[] = ['refcounted', 'legacy-1082'];
 
 /** A real orchestration object from the system compiler when there is one. */
 function compiledOrch(): Uint8Array | null {
@@ -104,17 +102,14 @@ for (const [label, orch] of [
   if (!orch) continue;
   const row: string[] = [];
   for (const design of designs) {
-    const runner = new DeviceRunner({
-      device: new SimDevice({ capacity: CAPACITY }),
-      memoryDesign: design,
-    });
+    const runner = makeDesign(design, new SimDevice({ capacity: CAPACITY }));
     let uploaded = 0;
     let total = 0;
     for (let i = 0; i < CALLABLES; i++) {
       const bytes = stamp(makeTemplate(orch, i, 4), 1, i);
-      uploaded += runner.registerCallable(i % 64, bytes).bytesUploaded;
+      uploaded += runner.register(i % 64, bytes);
       total += bytes.length;
-      runner.unregisterCallable(i % 64);
+      runner.unregister(i % 64);
     }
     row.push(`${design}: ${(uploaded / total).toFixed(3)}x`);
     runner.finalize();
@@ -131,7 +126,7 @@ for (const design of designs) {
   const device = new SimDevice({ capacity: CAPACITY });
   const baselineAddr = device.malloc(4096);
   const baseline = device.stats().committedBytes;
-  const runner = new DeviceRunner({ device, memoryDesign: design });
+  const runner = makeDesign(design, device);
   let registerNs = 0n;
   let unregisterNs = 0n;
   let registrations = 0;
@@ -142,7 +137,7 @@ for (const design of designs) {
     for (let i = 0; i < CALLABLES; i++) {
       const t0 = process.hrtime.bigint();
       try {
-        runner.registerCallable(i % 64, batch[i] as Uint8Array);
+        runner.register(i % 64, batch[i] as Uint8Array);
       } catch (error) {
         stoppedAt = `${(error as { code?: string }).code} at cycle ${fmt(cycle)}`;
         break;
@@ -151,13 +146,12 @@ for (const design of designs) {
       registrations++;
     }
     const t1 = process.hrtime.bigint();
-    for (let i = 0; i < CALLABLES; i++) runner.unregisterCallable(i % 64);
+    for (let i = 0; i < CALLABLES; i++) runner.unregister(i % 64);
     unregisterNs += process.hrtime.bigint() - t1;
     if ([1, 10, 100, 1000, CYCLES].includes(cycle)) {
       checkpoints.push(`c${fmt(cycle)}=${mib(device.stats().committedBytes - baseline)}`);
     }
   }
-  const s = runner.stats();
   const d = device.stats();
   console.log(`   ${design}`);
   console.log(
@@ -167,28 +161,29 @@ for (const design of designs) {
     `     committed above baseline: ${checkpoints.join('  ')}${stoppedAt ? `  — stopped: ${stoppedAt}` : ''}`,
   );
   console.log(
-    `     end: live chip buffers ${fmt(s.liveChipBuffers)}, orch copies ${fmt(s.liveOrchSoBuffers)}, committed ${mib(d.committedBytes - baseline)} above baseline, peak ${mib(s.peakCommittedBytes)}, fragmentation ${d.fragmentation.toFixed(3)}`,
+    `     end: live device buffers ${fmt(runner.liveBuffers())}, committed ${mib(d.committedBytes - baseline)} above baseline, peak ${mib(d.peakBytes - baseline)}, fragmentation ${d.fragmentation.toFixed(3)}, free blocks ${fmt(d.freeBlocks)}`,
   );
   runner.finalize();
   device.free(baselineAddr);
 }
 
-// 2b. The same CALLABLES callables every cycle: legacy keeps them all until finalize.
+// 2b. The same CALLABLES callables every cycle: the old design keeps the chip buffers.
 const sameCycles = Math.min(CYCLES, 1000);
 console.log(`\n2b) churn: ${fmt(sameCycles)} cycles x the same ${CALLABLES} callables`);
 const sameBatch = templates.map((t, i) => stamp(t, 0, i));
 for (const design of designs) {
   const device = new SimDevice({ capacity: CAPACITY });
-  const runner = new DeviceRunner({ device, memoryDesign: design });
+  const runner = makeDesign(design, device);
   const t0 = process.hrtime.bigint();
+  let uploaded = 0;
   for (let cycle = 0; cycle < sameCycles; cycle++) {
-    for (let i = 0; i < CALLABLES; i++) runner.registerCallable(i % 64, sameBatch[i] as Uint8Array);
-    for (let i = 0; i < CALLABLES; i++) runner.unregisterCallable(i % 64);
+    for (let i = 0; i < CALLABLES; i++)
+      uploaded += runner.register(i % 64, sameBatch[i] as Uint8Array);
+    for (let i = 0; i < CALLABLES; i++) runner.unregister(i % 64);
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const s = runner.stats();
   console.log(
-    `   ${design.padEnd(12)} ${fmt(Math.round((sameCycles * CALLABLES) / seconds))} register+unregister pairs/s, uploads ${fmt(s.uploads)}, dedup hits ${fmt(s.dedupHits)}, live buffers after unregistering all ${s.liveChipBuffers + s.liveOrchSoBuffers}, committed ${mib(device.stats().committedBytes)}`,
+    `   ${design.padEnd(12)} ${fmt(Math.round((sameCycles * CALLABLES) / seconds))} register+unregister pairs/s, ${mib(uploaded)} uploaded, live buffers after unregistering all ${runner.liveBuffers()}, committed ${mib(device.stats().committedBytes)}`,
   );
   runner.finalize();
 }
@@ -201,7 +196,7 @@ console.log(
 const sized = Array.from({ length: 200 }, (_, i) => makeTemplate(syntheticOrch, i, 1 + (i % 9)));
 for (const design of designs) {
   const device = new SimDevice({ capacity: SMALL });
-  const runner = new DeviceRunner({ device, memoryDesign: design });
+  const runner = makeDesign(design, device);
   let seed = 12345;
   const rand = () => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -211,11 +206,11 @@ for (const design of designs) {
   let maxFrag = 0;
   for (let op = 0; op < 50_000; op++) {
     const cid = Math.floor(rand() * 64);
-    if (runner.isRegistered(cid)) runner.unregisterCallable(cid);
+    if (runner.isRegistered(cid)) runner.unregister(cid);
     else {
       const t = sized[Math.floor(rand() * sized.length)] as Template;
       try {
-        runner.registerCallable(cid, stamp(t, Math.floor(rand() * 400), cid));
+        runner.register(cid, stamp(t, Math.floor(rand() * 400), cid));
       } catch {
         failures++;
       }
@@ -224,7 +219,7 @@ for (const design of designs) {
   }
   const d = device.stats();
   console.log(
-    `   ${design.padEnd(12)} live ${fmt(d.liveAllocations)} buffers, committed ${mib(d.committedBytes)}, peak ${mib(d.peakBytes)}, fragmentation now ${d.fragmentation.toFixed(3)} (max ${maxFrag.toFixed(3)}), free blocks ${fmt(device.allocator.freeBlockCount)}, failed registrations ${failures}`,
+    `   ${design.padEnd(12)} live ${fmt(d.liveAllocations)} buffers, committed ${mib(d.committedBytes)}, peak ${mib(d.peakBytes)}, fragmentation now ${d.fragmentation.toFixed(3)} (max ${maxFrag.toFixed(3)}), free blocks ${fmt(d.freeBlocks)}, failed registrations ${failures}`,
   );
   runner.finalize();
 }

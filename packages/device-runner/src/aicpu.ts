@@ -24,7 +24,12 @@ export class AicpuModel {
     this.slots = new Array(slotCount).fill(undefined);
   }
 
-  /** Loads into slot `cid`, replacing what was there; throws AICPU_LOAD_FAILED. */
+  /**
+   * Loads into slot `cid`, replacing what was there; throws AICPU_LOAD_FAILED. The old slot
+   * is cleared before anything is read, as upstream's load_orch_so does (aicpu_executor.cpp
+   * `entry = OrchSoEntry{}`): a failed re-load leaves the slot empty, never pointing at a
+   * buffer that may already be freed.
+   */
   load(
     cid: number,
     devOrchSo: number,
@@ -35,6 +40,7 @@ export class AicpuModel {
     if (!Number.isInteger(cid) || cid < 0 || cid >= this.slotCount) {
       invalidArgument(`an integer in [0, ${this.slotCount})`, 'AICPU slot', cid);
     }
+    this.slots[cid] = undefined;
     let loaded: LoadedOrchestration;
     try {
       const snapshot = this.device.copyFromDevice(devOrchSo, size);

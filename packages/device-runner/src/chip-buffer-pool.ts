@@ -1,5 +1,6 @@
 import type { ChipCallableView } from './chip-callable.js';
 import { alignUp, CALLABLE_ALIGN } from './constants.js';
+import { DeviceRunnerError } from './errors.js';
 import { contentHash } from './hashes.js';
 import { patchedScratch } from './patch.js';
 import type { SimDevice } from './sim-device.js';
@@ -19,8 +20,6 @@ export interface ChipBuffer {
 export interface ChipBufferPoolOptions {
   /** Dedup key; FNV-1a content_hash unless overridden (tests force collisions with it). */
   readonly hash?: (bytes: Uint8Array) => bigint;
-  /** false reproduces simpler before PR #1295: buffers stay until finalize. */
-  readonly freeOnLastRelease?: boolean;
 }
 
 export interface Lease {
@@ -37,17 +36,25 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 export class ChipBufferPool {
   private readonly byHash = new Map<bigint, ChipBuffer[]>();
   private readonly hash: (bytes: Uint8Array) => bigint;
-  private readonly freeOnLastRelease: boolean;
   private count = 0;
   private reserved = 0;
-  readonly counters = { uploads: 0, hits: 0, collisions: 0, bytesUploaded: 0, frees: 0 };
+  private requested = 0;
+  readonly counters = {
+    uploads: 0,
+    hits: 0,
+    collisions: 0,
+    bytesUploaded: 0,
+    frees: 0,
+    /** Buffers whose device free failed: dropped from the pool, still allocated on the device. */
+    freeFailures: 0,
+    leakedBytes: 0,
+  };
 
   constructor(
     private readonly device: SimDevice,
     options: ChipBufferPoolOptions = {},
   ) {
     this.hash = options.hash ?? ((bytes) => contentHash(bytes));
-    this.freeOnLastRelease = options.freeOnLastRelease ?? true;
   }
 
   /** Takes a lease on a buffer holding `bytes`, uploading (patched) on a miss. */
@@ -83,6 +90,7 @@ export class ChipBufferPool {
     else this.byHash.set(hash, [buffer]);
     this.count++;
     this.reserved += alignUp(buffer.size, CALLABLE_ALIGN);
+    this.requested += buffer.size;
     this.counters.uploads++;
     this.counters.bytesUploaded += parsed.totalSize;
     return { buffer, uploaded: true };
@@ -92,7 +100,7 @@ export class ChipBufferPool {
   release(buffer: ChipBuffer): boolean {
     if (buffer.refcount <= 0) return false;
     buffer.refcount--;
-    if (buffer.refcount > 0 || !this.freeOnLastRelease) return false;
+    if (buffer.refcount > 0) return false;
     this.drop(buffer);
     return true;
   }
@@ -115,6 +123,11 @@ export class ChipBufferPool {
     return this.reserved;
   }
 
+  /** Device bytes of live buffers at their requested sizes (total_size each). */
+  get requestedBytes(): number {
+    return this.requested;
+  }
+
   resetCounters(): void {
     for (const key of Object.keys(this.counters) as (keyof typeof this.counters)[]) {
       this.counters[key] = 0;
@@ -131,7 +144,18 @@ export class ChipBufferPool {
     buffer.refcount = 0;
     this.count--;
     this.reserved -= alignUp(buffer.size, CALLABLE_ALIGN);
-    this.device.free(buffer.devAddr);
-    this.counters.frees++;
+    this.requested -= buffer.size;
+    try {
+      this.device.free(buffer.devAddr);
+      this.counters.frees++;
+    } catch (error) {
+      // The registration is gone either way (upstream ignores the free's result); the
+      // block stays allocated on the device and is counted, never reused by the pool.
+      if (!(error instanceof DeviceRunnerError) || error.code !== 'ERR_DEVICE_FREE_FAILED') {
+        throw error;
+      }
+      this.counters.freeFailures++;
+      this.counters.leakedBytes += alignUp(buffer.size, CALLABLE_ALIGN);
+    }
   }
 }

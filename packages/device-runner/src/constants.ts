@@ -15,8 +15,15 @@ export const NAME_MAX_BYTES = NAME_FIELD_SIZE - 1;
 export const MAX_REGISTERED_CALLABLE_IDS = 64;
 /** func_id indexes the AICore dispatch table, which has MAX_CHILDREN entries. */
 export const MAX_FUNC_ID = MAX_CHILDREN;
-/** Entry symbol the AICPU resolves when func_name is empty. */
+/** Entry symbol the AICPU resolves when func_name is empty (aicpu_executor.cpp). */
 export const DEFAULT_ORCH_ENTRY_SYMBOL = 'aicpu_orchestration_entry';
+/** Config symbol the AICPU looks up when config_name is empty (aicpu_executor.cpp). */
+export const DEFAULT_ORCH_CONFIG_SYMBOL = 'aicpu_orchestration_config';
+/** host_build_graph refuses an orchestration object that does not export these (runtime_maker.cpp). */
+export const HOST_ORCH_REQUIRED_SYMBOLS = [
+  'framework_bind_runtime',
+  'framework_prewarm_graph_recorders',
+] as const;
 
 /** Direction of one tensor argument, stored as i32. */
 export const ArgDirection = { SCALAR: 0, IN: 1, OUT: 2, INOUT: 3 } as const;

@@ -136,6 +136,18 @@ export class DeviceAllocator {
     return allocation;
   }
 
+  /** Whether `address` is the start of a live allocation. */
+  isLive(address: number): boolean {
+    return this.live[this.liveIndex(address)]?.address === address;
+  }
+
+  /** Bytes the callers asked for across live allocations (before rounding up to 64). */
+  get requestedBytes(): number {
+    let total = 0;
+    for (const allocation of this.live) total += allocation.requested;
+    return total;
+  }
+
   /** Frees the block at `address`; an unknown address is a no-op returning undefined. */
   free(address: number): Allocation | undefined {
     const allocation = this.forget(address);

@@ -155,7 +155,11 @@ export function writeSharedObject(spec: ElfSpec): Uint8Array {
   return out;
 }
 
-/** A loadable orchestration object exporting the default entry and a config symbol. */
+/**
+ * A loadable orchestration object: the entry (default aicpu_orchestration_entry), the
+ * config symbol aicpu_orchestration_config, and the two functions host_build_graph
+ * requires, with a 20-byte build id derived from `tag`.
+ */
 export function orchestrationObject(tag: number, entry = 'aicpu_orchestration_entry'): Uint8Array {
   const id = new Uint8Array(20);
   new DataView(id.buffer).setUint32(0, tag, true);
@@ -165,6 +169,8 @@ export function orchestrationObject(tag: number, entry = 'aicpu_orchestration_en
     symbols: [
       { name: entry, value: BigInt(0x1100 + tag * 16) },
       { name: 'aicpu_orchestration_config', value: 0x2000n },
+      { name: 'framework_bind_runtime', value: 0x2100n },
+      { name: 'framework_prewarm_graph_recorders', value: 0x2200n },
     ],
   });
 }

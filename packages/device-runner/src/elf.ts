@@ -1,5 +1,5 @@
+import { readGnuBuildId } from './build-id.js';
 import { DeviceRunnerError } from './errors.js';
-import { fnv1a64 } from './fnv.js';
 
 // ELF constants (System V gABI / glibc elf.h).
 const ELFCLASS64 = 2;
@@ -8,8 +8,6 @@ const ELFDATA2MSB = 2;
 const ET_DYN = 3;
 const PT_LOAD = 1;
 const PT_DYNAMIC = 2;
-const PT_NOTE = 4;
-const NT_GNU_BUILD_ID = 3;
 const SHT_DYNSYM = 11;
 const DT_NULL = 0n;
 const DT_HASH = 4n;
@@ -23,10 +21,24 @@ const PHDR_SIZE = 56;
 const SHDR_SIZE = 64;
 const SYM_SIZE = 24;
 const DYN_SIZE = 16;
-const STB_LOCAL = 0;
 const SHN_UNDEF = 0;
-/** Caps host work on a hostile symbol count; real orchestration objects have a few hundred. */
-const MAX_DYNAMIC_SYMBOLS = 1 << 20;
+
+// Limits on what parsing an untrusted object may produce. Counts bound the work, the byte
+// budget bounds the memory: 2^20 symbols that all name one 16 KiB string would otherwise
+// decode to 16 GiB of names from a 24 MiB file. The fuzz budget test holds the parsed
+// result to at most 16 heap bytes per input byte (plus 1 MiB).
+/** Orchestration objects have a few hundred dynamic symbols (libstdc++ has ~6,000). */
+export const MAX_DYNAMIC_SYMBOLS = 1 << 16;
+/** The AICPU looks up names of at most 63 bytes; the longest mangled C++ names are a few KiB. */
+export const MAX_SYMBOL_NAME_BYTES = 4096;
+/** Names share bytes only through tail merging, so all decoded names fit in the file twice. */
+export const SYMBOL_NAME_BYTES_PER_INPUT_BYTE = 2;
+/** Linkers write a few dozen dynamic entries; the parser reads at most this many. */
+export const MAX_DYNAMIC_ENTRIES = 4096;
+
+export const STB_LOCAL = 0;
+export const STB_GLOBAL = 1;
+export const STB_WEAK = 2;
 
 export const STT_OBJECT = 1;
 export const STT_FUNC = 2;
@@ -34,6 +46,10 @@ export const STT_GNU_IFUNC = 10;
 
 function invalid(message: string): never {
   throw new DeviceRunnerError('ERR_ELF_INVALID', message);
+}
+
+function overLimit(message: string): never {
+  throw new DeviceRunnerError('ERR_ELF_LIMIT_EXCEEDED', message);
 }
 
 interface ProgramHeader {
@@ -124,56 +140,6 @@ class Elf64Reader {
   }
 }
 
-const align4 = (value: number): number => (value + 3) & ~3;
-
-/** The raw GNU build id (desc of the NT_GNU_BUILD_ID note), or null when there is none. */
-export function readGnuBuildId(bytes: Uint8Array): Uint8Array | null {
-  const elf = new Elf64Reader(bytes);
-  for (const segment of elf.programHeaders()) {
-    if (segment.type !== PT_NOTE) continue;
-    const end = segment.offset + segment.filesz;
-    let at = segment.offset;
-    while (at + 12 <= end) {
-      const namesz = elf.u32(at);
-      const descsz = elf.u32(at + 4);
-      const type = elf.u32(at + 8);
-      const nameStart = at + 12;
-      const descStart = nameStart + align4(namesz);
-      // Stop at a note that would overrun its segment (spec §2).
-      if (descStart > end || descStart + descsz > end) break;
-      if (
-        type === NT_GNU_BUILD_ID &&
-        namesz === 4 &&
-        bytes[nameStart] === 0x47 &&
-        bytes[nameStart + 1] === 0x4e &&
-        bytes[nameStart + 2] === 0x55 &&
-        bytes[nameStart + 3] === 0
-      ) {
-        return new Uint8Array(bytes.subarray(descStart, descStart + descsz));
-      }
-      at = descStart + align4(descsz);
-    }
-  }
-  return null;
-}
-
-/**
- * elf_build_id_64: the first 8 bytes of a GNU build id (>= 8 bytes) as a little-endian
- * u64; otherwise (short, not ELF64, bad program headers, no note) FNV-1a of the input.
- */
-export function elfBuildId64(bytes: Uint8Array): bigint {
-  let id: Uint8Array | null = null;
-  try {
-    id = readGnuBuildId(bytes);
-  } catch (error) {
-    if (!(error instanceof DeviceRunnerError)) throw error;
-  }
-  if (id && id.length >= 8) {
-    return new DataView(id.buffer, id.byteOffset, 8).getBigUint64(0, true);
-  }
-  return fnv1a64(bytes);
-}
-
 export interface DynamicSymbol {
   readonly name: string;
   readonly value: bigint;
@@ -233,10 +199,17 @@ function dynsymSectionCount(elf: Elf64Reader): number | null {
   return null;
 }
 
-function readCString(bytes: Uint8Array, start: number, end: number): string {
-  const nul = bytes.subarray(start, end).indexOf(0);
-  if (nul < 0) invalid(`symbol name at ${start} is not NUL-terminated inside the string table`);
-  return new TextDecoder().decode(bytes.subarray(start, start + nul));
+const decoder = new TextDecoder();
+
+/** The NUL-terminated name at `start`, looking no further than MAX_SYMBOL_NAME_BYTES. */
+function readName(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  const window = bytes.subarray(start, Math.min(end, start + MAX_SYMBOL_NAME_BYTES + 1));
+  const nul = window.indexOf(0);
+  if (nul >= 0) return window.subarray(0, nul);
+  if (window.length > MAX_SYMBOL_NAME_BYTES) {
+    overLimit(`symbol name at ${start} is longer than ${MAX_SYMBOL_NAME_BYTES} bytes`);
+  }
+  return invalid(`symbol name at ${start} is not NUL-terminated inside the string table`);
 }
 
 /**
@@ -259,11 +232,15 @@ export function parseSharedObject(bytes: Uint8Array): SharedObjectInfo {
     throw new DeviceRunnerError('ERR_ELF_NOT_SHARED_OBJECT', 'no PT_DYNAMIC segment');
   }
 
+  // Only the tags the loader needs are kept; the first occurrence wins.
   const tags = new Map<bigint, number>();
-  for (let at = dynamic.offset; at + DYN_SIZE <= dynamic.offset + dynamic.filesz; at += DYN_SIZE) {
+  const wanted = new Set([DT_HASH, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT, DT_GNU_HASH]);
+  const dynamicEnd = dynamic.offset + dynamic.filesz;
+  for (let at = dynamic.offset, n = 0; at + DYN_SIZE <= dynamicEnd; at += DYN_SIZE, n++) {
+    if (n >= MAX_DYNAMIC_ENTRIES) overLimit(`more than ${MAX_DYNAMIC_ENTRIES} dynamic entries`);
     const tag = elf.u64big(at);
     if (tag === DT_NULL) break;
-    if (!tags.has(tag)) tags.set(tag, elf.u64(at + 8));
+    if (wanted.has(tag) && !tags.has(tag)) tags.set(tag, elf.u64(at + 8));
   }
   const symtabAddr = tags.get(DT_SYMTAB);
   const strtabAddr = tags.get(DT_STRTAB);
@@ -293,21 +270,31 @@ export function parseSharedObject(bytes: Uint8Array): SharedObjectInfo {
     count = fromSections;
     symbolCountSource = 'SHT_DYNSYM';
   }
-  if (count > MAX_DYNAMIC_SYMBOLS)
-    invalid(`${count} dynamic symbols exceed ${MAX_DYNAMIC_SYMBOLS}`);
+  if (count > MAX_DYNAMIC_SYMBOLS) {
+    overLimit(`${count} dynamic symbols exceed ${MAX_DYNAMIC_SYMBOLS}`);
+  }
   if (symtab + count * SYM_SIZE > bytes.length) {
     invalid(`${count} symbols at ${symtab} run past the file`);
   }
 
   const symbols: DynamicSymbol[] = [];
   const byName = new Map<string, DynamicSymbol>();
+  const nameBudget = SYMBOL_NAME_BYTES_PER_INPUT_BYTE * bytes.length;
+  let nameBytes = 0;
   for (let i = 0; i < count; i++) {
     const at = symtab + i * SYM_SIZE;
     const nameOffset = elf.u32(at);
     if (nameOffset >= strsz) invalid(`symbol ${i} name offset ${nameOffset} is past DT_STRSZ`);
     const info = elf.u8(at + 4);
+    const name = readName(bytes, strtab + nameOffset, strtab + strsz);
+    nameBytes += name.length;
+    if (nameBytes > nameBudget) {
+      overLimit(
+        `the symbol names decode to more than ${nameBudget} bytes (${SYMBOL_NAME_BYTES_PER_INPUT_BYTE}x the ${bytes.length}-byte object)`,
+      );
+    }
     const symbol: DynamicSymbol = {
-      name: readCString(bytes, strtab + nameOffset, strtab + strsz),
+      name: decoder.decode(name),
       type: info & 0xf,
       binding: info >> 4,
       sectionIndex: elf.u16(at + 6),
@@ -325,16 +312,9 @@ export function parseSharedObject(bytes: Uint8Array): SharedObjectInfo {
     }
   }
 
-  let buildId: Uint8Array | null = null;
-  try {
-    buildId = readGnuBuildId(bytes);
-  } catch (error) {
-    if (!(error instanceof DeviceRunnerError)) throw error;
-  }
-
   return {
     machine: elf.machine,
-    buildId,
+    buildId: readGnuBuildId(bytes),
     symbolCountSource,
     symbols,
     lookup: (name) => byName.get(name),

@@ -1,4 +1,5 @@
 export { AicpuModel, type AicpuSlot } from './aicpu.js';
+export { elfBuildId64, readGnuBuildId } from './build-id.js';
 export {
   type ChipBuffer,
   ChipBufferPool,
@@ -20,7 +21,9 @@ export {
   CALLABLE_ALIGN,
   CORE_MAX_TENSOR_ARGS,
   DEFAULT_CHIP_MAX_TENSOR_ARGS,
+  DEFAULT_ORCH_CONFIG_SYMBOL,
   DEFAULT_ORCH_ENTRY_SYMBOL,
+  HOST_ORCH_REQUIRED_SYMBOLS,
   MAX_CHILDREN,
   MAX_FUNC_ID,
   MAX_REGISTERED_CALLABLE_IDS,
@@ -44,13 +47,18 @@ export {
 } from './device-allocator.js';
 export {
   type DynamicSymbol,
-  elfBuildId64,
+  MAX_DYNAMIC_ENTRIES,
+  MAX_DYNAMIC_SYMBOLS,
+  MAX_SYMBOL_NAME_BYTES,
   parseSharedObject,
-  readGnuBuildId,
   type SharedObjectInfo,
+  STB_GLOBAL,
+  STB_LOCAL,
+  STB_WEAK,
   STT_FUNC,
   STT_GNU_IFUNC,
   STT_OBJECT,
+  SYMBOL_NAME_BYTES_PER_INPUT_BYTE,
 } from './elf.js';
 export {
   type ElfSpec,
@@ -58,11 +66,19 @@ export {
   type SymbolSpec,
   writeSharedObject,
 } from './elf-writer.js';
-export { DeviceRunnerError, type DeviceRunnerErrorCode } from './errors.js';
+export {
+  DEVICE_RUNNER_ERROR_CODES,
+  DeviceRunnerError,
+  type DeviceRunnerErrorCode,
+} from './errors.js';
 export { FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Fnv1a64, fnv1a64, formatHash64 } from './fnv.js';
 export { aicoreImageHash, contentHash } from './hashes.js';
 export { type ChipCallableLayout, CoreCallableLayout, chipCallableLayout } from './layout.js';
-export { type LoadedOrchestration, loadOrchestration } from './orchestration.js';
+export {
+  type LoadedOrchestration,
+  type LoadOrchestrationOptions,
+  loadOrchestration,
+} from './orchestration.js';
 export { childDeviceAddress, patchedScratch } from './patch.js';
 export {
   type CallableStats,
@@ -70,7 +86,6 @@ export {
   DeviceRunner,
   type DeviceRunnerOptions,
   type DeviceRunnerStats,
-  type MemoryDesign,
   type Orchestration,
   type RegisteredCallable,
   type RegisterOptions,

@@ -1,4 +1,4 @@
-import { AicpuModel, type AicpuSlot } from './aicpu.js';
+import { AicpuModel } from './aicpu.js';
 import { type ChipBuffer, ChipBufferPool } from './chip-buffer-pool.js';
 import { type ChipCallableView, parseChipCallable } from './chip-callable.js';
 import {
@@ -9,17 +9,9 @@ import {
   MAX_REGISTERED_CALLABLE_IDS,
 } from './constants.js';
 import { DeviceRunnerError, describeValue, invalidArgument } from './errors.js';
-import { LegacyOrchSoPool } from './legacy-orch-pool.js';
 import { type LoadedOrchestration, loadOrchestration } from './orchestration.js';
 import { childDeviceAddress } from './patch.js';
 import { SimDevice } from './sim-device.js';
-
-/**
- * 'refcounted' is the design of simpler PR #1295 (the default). 'legacy-1082' reproduces
- * the behaviour reported in simpler issue #1082 (orch uploaded twice, chip buffers kept
- * until finalize) and exists only to measure the difference.
- */
-export type MemoryDesign = 'refcounted' | 'legacy-1082';
 
 /** 'device' = tensormap_and_ringbuffer (AICPU runs the orch); 'host' = host_build_graph. */
 export type Orchestration = 'device' | 'host';
@@ -30,7 +22,11 @@ export interface DeviceRunnerOptions {
   readonly deviceCapacity?: number;
   /** CHIP_MAX_TENSOR_ARGS of the callables this runner accepts (256 or 128). */
   readonly maxTensorArgs?: number;
-  readonly memoryDesign?: MemoryDesign;
+  /**
+   * Symbols the host process provides to host orchestration objects: host_build_graph
+   * dlopens with RTLD_NOW, so every other non-weak import fails the load. Default none.
+   */
+  readonly hostSymbols?: readonly string[];
   /** Override of the content_hash dedup key (used to force collisions in tests). */
   readonly contentHash?: (bytes: Uint8Array) => bigint;
 }
@@ -59,7 +55,7 @@ export interface RegisterResult {
   readonly callable: RegisteredCallable;
   /** false when the bytes were already on the device (dedup hit). */
   readonly uploaded: boolean;
-  /** Device bytes copied by this registration (chip buffer plus, legacy, the orch again). */
+  /** Device bytes copied by this registration: total_size on an upload, 0 on a dedup hit. */
   readonly bytesUploaded: number;
 }
 
@@ -81,26 +77,32 @@ export interface ChipBufferStats {
 }
 
 export interface DeviceRunnerStats {
-  readonly memoryDesign: MemoryDesign;
   readonly registeredCallables: number;
   readonly liveChipBuffers: number;
-  /** Legacy design only: buffers of the second orch pool. */
-  readonly liveOrchSoBuffers: number;
   /** Device bytes held by this runner: sum over its live buffers of size rounded up to 64. */
   readonly committedBytes: number;
+  /** The same at the sizes requested (total_size each), as simpler #1592 reports them. */
+  readonly committedRequestedBytes: number;
   readonly peakCommittedBytes: number;
   /** Whole-device figures (include allocations that are not the runner's). */
   readonly deviceCommittedBytes: number;
+  readonly deviceCommittedRequestedBytes: number;
   readonly fragmentation: number;
+  /** Free-list blocks of the device allocator. */
+  readonly freeBlocks: number;
   readonly aicpuLoads: number;
   readonly hostLoads: number;
   readonly registrations: number;
+  /** registerCallable calls that threw, whatever the reason (bad bytes, device, AICPU, run). */
   readonly failedRegistrations: number;
   readonly unregistrations: number;
   readonly uploads: number;
   readonly dedupHits: number;
   readonly hashCollisions: number;
   readonly bytesUploaded: number;
+  /** Buffers whose device free failed on release, and their reserved bytes (still on the device). */
+  readonly freeFailures: number;
+  readonly leakedBytes: number;
   readonly perCallable: readonly CallableStats[];
 }
 
@@ -117,11 +119,10 @@ interface CallableRecord extends Omit<RegisteredCallable, 'loaded' | 'devOrchSo'
  */
 export class DeviceRunner {
   readonly device: SimDevice;
-  readonly memoryDesign: MemoryDesign;
   readonly maxTensorArgs: number;
   readonly aicpu: AicpuModel;
   private readonly pool: ChipBufferPool;
-  private readonly orchPool: LegacyOrchSoPool;
+  private readonly hostSymbols: readonly string[];
   private readonly callables = new Map<number, CallableRecord>();
   private readonly dispatchTable = new Map<number, number>();
   private runInFlight: number | null = null;
@@ -130,22 +131,22 @@ export class DeviceRunner {
   private counters = { hostLoads: 0, registrations: 0, failedRegistrations: 0, unregistrations: 0 };
 
   constructor(options: DeviceRunnerOptions = {}) {
-    const memoryDesign = options.memoryDesign ?? 'refcounted';
-    if (memoryDesign !== 'refcounted' && memoryDesign !== 'legacy-1082') {
-      invalidArgument("'refcounted' or 'legacy-1082'", 'memoryDesign', memoryDesign);
+    const legacy = (options as { memoryDesign?: unknown }).memoryDesign;
+    if (legacy !== undefined && legacy !== 'refcounted') {
+      // The pre-#1295 model moved to the package's benchmark (bench/legacy-1082.ts).
+      invalidArgument("undefined or 'refcounted'", 'memoryDesign', legacy);
     }
-    this.memoryDesign = memoryDesign;
+    this.hostSymbols = [...(options.hostSymbols ?? [])];
     this.maxTensorArgs = options.maxTensorArgs ?? DEFAULT_CHIP_MAX_TENSOR_ARGS;
     this.device =
       options.device ??
       new SimDevice(
         options.deviceCapacity === undefined ? {} : { capacity: options.deviceCapacity },
       );
-    this.pool = new ChipBufferPool(this.device, {
-      freeOnLastRelease: memoryDesign === 'refcounted',
-      ...(options.contentHash ? { hash: options.contentHash } : {}),
-    });
-    this.orchPool = new LegacyOrchSoPool(this.device);
+    this.pool = new ChipBufferPool(
+      this.device,
+      options.contentHash ? { hash: options.contentHash } : {},
+    );
     this.aicpu = new AicpuModel(this.device);
   }
 
@@ -158,6 +159,17 @@ export class DeviceRunner {
     callable: Uint8Array,
     options: RegisterOptions = {},
   ): RegisterResult {
+    try {
+      const result = this.register(cid, callable, options);
+      this.counters.registrations++;
+      return result;
+    } catch (error) {
+      this.counters.failedRegistrations++;
+      throw error;
+    }
+  }
+
+  private register(cid: number, callable: Uint8Array, options: RegisterOptions): RegisterResult {
     if (!(callable instanceof Uint8Array)) invalidArgument('a Uint8Array', 'callable', callable);
     const orchestration = options.orchestration ?? 'device';
     if (orchestration !== 'device' && orchestration !== 'host') {
@@ -172,19 +184,17 @@ export class DeviceRunner {
       this.validate(cid, parsed);
       const record = this.record(cid, parsed, lease.buffer, orchestration);
       recorded = true;
-      const extra = this.loadOrchestration(record, parsed);
-      this.counters.registrations++;
+      this.loadOrchestration(record, parsed);
       this.trackPeak();
       return {
         callable: publicView(record),
         uploaded: lease.uploaded,
-        bytesUploaded: (lease.uploaded ? parsed.totalSize : 0) + extra,
+        bytesUploaded: lease.uploaded ? parsed.totalSize : 0,
       };
     } catch (error) {
       // The guard: the pool and device end exactly as before this call.
       if (recorded) this.callables.delete(cid);
       this.pool.release(lease.buffer);
-      this.counters.failedRegistrations++;
       this.trackPeak();
       throw error;
     }
@@ -203,8 +213,16 @@ export class DeviceRunner {
     return true;
   }
 
-  /** Clears the func_id → address table, then replays `cid`'s pairs. Returns the table. */
+  /**
+   * Clears the func_id → address table, then replays `cid`'s pairs. Returns the table.
+   * Refused while a run is in flight: the running callable's table must stay as it is.
+   */
   bind(cid: number): ReadonlyMap<number, number> {
+    this.admit('bind');
+    return this.bindUnchecked(cid);
+  }
+
+  private bindUnchecked(cid: number): ReadonlyMap<number, number> {
     this.clearDispatch();
     const record = this.callables.get(cid);
     if (!record) {
@@ -221,7 +239,7 @@ export class DeviceRunner {
   /** Binds `cid` and marks a run in flight: (un)registration is refused until endRun. */
   beginRun(cid: number): ReadonlyMap<number, number> {
     this.admit('beginRun');
-    const table = this.bind(cid);
+    const table = this.bindUnchecked(cid);
     this.runInFlight = cid;
     return table;
   }
@@ -245,7 +263,6 @@ export class DeviceRunner {
     this.callables.clear();
     this.pool.releaseAll();
     this.pool.resetCounters();
-    this.orchPool.releaseAll();
     this.aicpu.reset();
     this.peakCommitted = 0;
     this.counters = { hostLoads: 0, registrations: 0, failedRegistrations: 0, unregistrations: 0 };
@@ -273,14 +290,15 @@ export class DeviceRunner {
   stats(): DeviceRunnerStats {
     const deviceStats = this.device.stats();
     return {
-      memoryDesign: this.memoryDesign,
       registeredCallables: this.callables.size,
       liveChipBuffers: this.pool.size,
-      liveOrchSoBuffers: this.orchPool.size,
-      committedBytes: this.committedBytes(),
+      committedBytes: this.pool.reservedBytes,
+      committedRequestedBytes: this.pool.requestedBytes,
       peakCommittedBytes: this.peakCommitted,
       deviceCommittedBytes: deviceStats.committedBytes,
+      deviceCommittedRequestedBytes: deviceStats.committedRequestedBytes,
       fragmentation: deviceStats.fragmentation,
+      freeBlocks: deviceStats.freeBlocks,
       aicpuLoads: this.aicpu.loads,
       hostLoads: this.counters.hostLoads,
       registrations: this.counters.registrations,
@@ -289,7 +307,9 @@ export class DeviceRunner {
       uploads: this.pool.counters.uploads,
       dedupHits: this.pool.counters.hits,
       hashCollisions: this.pool.counters.collisions,
-      bytesUploaded: this.pool.counters.bytesUploaded + this.orchPool.bytesUploaded,
+      bytesUploaded: this.pool.counters.bytesUploaded,
+      freeFailures: this.pool.counters.freeFailures,
+      leakedBytes: this.pool.counters.leakedBytes,
       perCallable: [...this.callables.values()]
         .sort((a, b) => a.cid - b.cid)
         .map((record) => ({
@@ -302,12 +322,8 @@ export class DeviceRunner {
     };
   }
 
-  private committedBytes(): number {
-    return this.pool.reservedBytes + this.orchPool.committedBytes;
-  }
-
   private trackPeak(): void {
-    this.peakCommitted = Math.max(this.peakCommitted, this.committedBytes());
+    this.peakCommitted = Math.max(this.peakCommitted, this.pool.reservedBytes);
   }
 
   private admit(operation: string): void {
@@ -371,14 +387,14 @@ export class DeviceRunner {
     return record;
   }
 
-  /** Device path: AICPU register; host path: load on the host. Returns extra bytes uploaded. */
-  private loadOrchestration(record: CallableRecord, parsed: ChipCallableView): number {
-    let loaded: LoadedOrchestration;
-    let extra = 0;
-    let devOrchSo = record.devOrchSo;
+  /** Device path: the AICPU loads the orch in place; host path: the host loads it. */
+  private loadOrchestration(record: CallableRecord, parsed: ChipCallableView): void {
     if (record.orchestration === 'host') {
       try {
-        loaded = loadOrchestration(parsed.orch, parsed.funcName, parsed.configName);
+        record.loaded = loadOrchestration(parsed.orch, parsed.funcName, parsed.configName, {
+          mode: 'host',
+          hostSymbols: this.hostSymbols,
+        });
       } catch (error) {
         throw new DeviceRunnerError(
           'ERR_HOST_LOAD_FAILED',
@@ -387,25 +403,15 @@ export class DeviceRunner {
         );
       }
       this.counters.hostLoads++;
-    } else {
-      if (this.memoryDesign === 'legacy-1082') {
-        // Issue #1082, bug 1: a second copy of the orch in its own pool, never freed early.
-        const before = this.orchPool.bytesUploaded;
-        devOrchSo = this.orchPool.upload(parsed.orch).devAddr;
-        extra = this.orchPool.bytesUploaded - before;
-      }
-      const slot: AicpuSlot = this.aicpu.load(
-        record.cid,
-        devOrchSo,
-        record.orchSize,
-        record.funcName,
-        record.configName,
-      );
-      loaded = slot;
+      return;
     }
-    record.devOrchSo = devOrchSo;
-    record.loaded = loaded;
-    return extra;
+    record.loaded = this.aicpu.load(
+      record.cid,
+      record.devOrchSo,
+      record.orchSize,
+      record.funcName,
+      record.configName,
+    );
   }
 
   private clearDispatch(): void {

@@ -8,20 +8,27 @@ export interface SimDeviceOptions {
   readonly strategy?: FitStrategy;
 }
 
-export type InjectableOperation = 'alloc' | 'h2d';
+export type InjectableOperation = 'alloc' | 'h2d' | 'free';
 
 export interface SimDeviceStats {
   readonly capacity: number;
+  /** Live allocations, each rounded up to 64 (what the allocator reserves). */
   readonly committedBytes: number;
+  /** Live allocations at the sizes requested: what simpler's committed_device_memory() reports (#1592). */
+  readonly committedRequestedBytes: number;
   readonly peakBytes: number;
   readonly liveAllocations: number;
   readonly totalFreeBytes: number;
   readonly largestFreeBlock: number;
+  /** Free-list blocks: 1 when free space is one hole, more as it shatters. */
+  readonly freeBlocks: number;
   readonly fragmentation: number;
   readonly allocs: number;
   readonly frees: number;
   /** Frees of addresses that were not live (no-ops); a double free shows up here. */
   readonly unknownFrees: number;
+  /** Frees that failed (injected); the block stays allocated. */
+  readonly failedFrees: number;
   /** Bytes dropped without freeing while abandoned. */
   readonly abandonedBytes: number;
   readonly h2dCopies: number;
@@ -39,12 +46,17 @@ export const DEFAULT_DEVICE_CAPACITY = 64 * 1024 * 1024;
 export class SimDevice {
   readonly allocator: DeviceAllocator;
   private readonly memory: Uint8Array;
-  private readonly pendingFailures: Record<InjectableOperation, number> = { alloc: 0, h2d: 0 };
+  private readonly pendingFailures: Record<InjectableOperation, number> = {
+    alloc: 0,
+    h2d: 0,
+    free: 0,
+  };
   private abandoned = false;
   private counters = {
     allocs: 0,
     frees: 0,
     unknownFrees: 0,
+    failedFrees: 0,
     abandonedBytes: 0,
     h2dCopies: 0,
     h2dBytes: 0,
@@ -62,8 +74,8 @@ export class SimDevice {
 
   /** Makes the next `count` operations of this kind fail (as a driver error would). */
   failNext(operation: InjectableOperation, count = 1): void {
-    if (operation !== 'alloc' && operation !== 'h2d') {
-      invalidArgument("'alloc' or 'h2d'", 'operation', operation);
+    if (operation !== 'alloc' && operation !== 'h2d' && operation !== 'free') {
+      invalidArgument("'alloc', 'h2d' or 'free'", 'operation', operation);
     }
     if (!Number.isInteger(count) || count < 0) invalidArgument('an integer >= 0', 'count', count);
     this.pendingFailures[operation] = count;
@@ -101,8 +113,18 @@ export class SimDevice {
     return allocation.address;
   }
 
-  /** Frees a live block; unknown addresses are a no-op (counted). Abandoned: forgets only. */
+  /**
+   * Frees a live block; unknown addresses are a no-op (counted). Abandoned: forgets only.
+   * An injected failure throws ERR_DEVICE_FREE_FAILED and leaves the block allocated.
+   */
   free(address: number): boolean {
+    if (!this.abandoned && this.allocator.isLive(address) && this.takeFailure('free')) {
+      this.counters.failedFrees++;
+      throw new DeviceRunnerError(
+        'ERR_DEVICE_FREE_FAILED',
+        `injected failure freeing the block at 0x${address.toString(16)}`,
+      );
+    }
     const allocation = this.abandoned
       ? this.allocator.forget(address)
       : this.allocator.free(address);
@@ -164,6 +186,7 @@ export class SimDevice {
 
   /** Frees (or, abandoned, forgets) everything and returns the device to its initial state. */
   finalize(): void {
+    this.pendingFailures.free = 0;
     for (const allocation of [...this.allocator.allocations()]) this.free(allocation.address);
     this.allocator.reset();
     this.abandoned = false;
@@ -175,10 +198,12 @@ export class SimDevice {
     return {
       capacity: this.allocator.capacity,
       committedBytes: this.allocator.committedBytes,
+      committedRequestedBytes: this.allocator.requestedBytes,
       peakBytes: this.allocator.peakBytes,
       liveAllocations: this.allocator.liveCount,
       totalFreeBytes: this.allocator.totalFreeBytes,
       largestFreeBlock: this.allocator.largestFreeBlock,
+      freeBlocks: this.allocator.freeBlockCount,
       fragmentation: this.allocator.fragmentation,
       ...this.counters,
       abandoned: this.abandoned,

@@ -33,6 +33,8 @@ int custom_orchestration(void *args) { return args != 0; }
 static int hidden_scale(int x) { return x * 3; }
 int exported_table[4] = {1, 2, 3, 4};
 int use_hidden(int x) { return hidden_scale(x); }
+void framework_bind_runtime(void *rt) { (void)rt; }
+void framework_prewarm_graph_recorders(void) {}
 `;
 
 describe.skipIf(!hasCc)('real ELF orchestration objects (cc -shared -fPIC -Wl,--build-id)', () => {

@@ -3,6 +3,7 @@ import {
   buildChipCallable,
   CoreCallableLayout,
   DeviceRunner,
+  type DeviceRunnerOptions,
   type DeviceRunnerStats,
   orchestrationObject,
   parseChipCallable,
@@ -401,16 +402,9 @@ describe('DeviceRunner: AICPU, bind, runs, finalize', () => {
     expect(runner.stats().peakCommittedBytes).toBe(reserved);
   });
 
-  it('legacy-1082: the AICPU reads a second orch copy, not chipDev + header_size', () => {
-    const device = new SimDevice({ capacity: 1 << 20 });
-    const runner = new DeviceRunner({ device, memoryDesign: 'legacy-1082' });
-    const { callable, bytesUploaded } = runner.registerCallable(0, makeCallable(1));
-    expect(callable.devOrchSo).not.toBe(callable.chipDev + callable.headerSize);
-    expect(bytesUploaded).toBe(callable.totalSize + callable.orchSize);
-    runner.unregisterCallable(0);
-    expect(runner.stats()).toMatchObject({ liveChipBuffers: 1, liveOrchSoBuffers: 1 });
-    expect(errorCode(() => new DeviceRunner({ memoryDesign: 'old' as 'refcounted' }))).toBe(
-      'ERR_INVALID_ARGUMENT',
-    );
+  it('the pre-#1295 design is no longer a runner option (it lives in the benchmark)', () => {
+    expect(
+      errorCode(() => new DeviceRunner({ memoryDesign: 'legacy-1082' } as DeviceRunnerOptions)),
+    ).toBe('ERR_INVALID_ARGUMENT');
   });
 });

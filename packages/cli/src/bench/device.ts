@@ -4,20 +4,14 @@ import { join } from 'node:path';
 import {
   buildChipCallable,
   DeviceRunner,
-  type MemoryDesign,
   parseChipCallable,
   readGnuBuildId,
   SimDevice,
   writeSharedObject,
 } from '@memlayer/device-runner';
 import { MiB, nowMs } from './measure.js';
-import { type BenchOptions, compare, type Figure, type SectionBody } from './types.js';
+import type { BenchOptions, Figure, SectionBody } from './types.js';
 
-const DESIGNS: MemoryDesign[] = ['refcounted', 'legacy-1082'];
-const DESIGN_NAMES: Record<MemoryDesign, string> = {
-  refcounted: 'new (one refcounted buffer)',
-  'legacy-1082': 'old (legacy-1082, double upload)',
-};
 const CAPACITY = 256 * MiB;
 const KERNELS = 4;
 
@@ -91,9 +85,9 @@ interface Churn {
   registerPerSecond: number;
 }
 
-function churn(design: MemoryDesign, templates: Template[], cycles: number): Churn {
+function churn(templates: Template[], cycles: number): Churn {
   const device = new SimDevice({ capacity: CAPACITY });
-  const runner = new DeviceRunner({ device, memoryDesign: design });
+  const runner = new DeviceRunner({ device });
   const baseline = device.stats().committedBytes;
   let stoppedAt: string | null = null;
   let registrations = 0;
@@ -134,101 +128,58 @@ export async function deviceSection(options: BenchOptions): Promise<SectionBody>
   const figures: Figure[] = [];
 
   options.progress('device: bytes uploaded per registration');
-  const perRegistration: Record<string, number> = {};
   const registrationsForUpload = 50;
-  for (const design of DESIGNS) {
-    const runner = new DeviceRunner({
-      device: new SimDevice({ capacity: CAPACITY }),
-      memoryDesign: design,
-    });
-    let uploaded = 0;
-    let total = 0;
-    for (let i = 0; i < registrationsForUpload; i++) {
-      const bytes = stamp(templates[i % callables] as Template, 1, i);
-      uploaded += runner.registerCallable(i % 64, bytes).bytesUploaded;
-      total += bytes.length;
-      runner.unregisterCallable(i % 64);
-    }
-    runner.finalize();
-    perRegistration[design] = uploaded / registrationsForUpload;
-    figures.push({
-      label: `${DESIGN_NAMES[design]}: device bytes uploaded per registration`,
-      value: uploaded / registrationsForUpload,
-      unit: `bytes (${(uploaded / total).toFixed(3)}x total_size)`,
-      method: `registerCallable(...).bytesUploaded summed over ${registrationsForUpload} distinct ChipCallables (${KERNELS} kernels of 512-896 bytes, ${orch.kind}), divided by the count`,
-    });
+  const runner = new DeviceRunner({ device: new SimDevice({ capacity: CAPACITY }) });
+  let uploaded = 0;
+  let total = 0;
+  for (let i = 0; i < registrationsForUpload; i++) {
+    const bytes = stamp(templates[i % callables] as Template, 1, i);
+    uploaded += runner.registerCallable(i % 64, bytes).bytesUploaded;
+    total += bytes.length;
+    runner.unregisterCallable(i % 64);
   }
+  runner.finalize();
+  figures.push({
+    label: 'device bytes uploaded per registration',
+    value: uploaded / registrationsForUpload,
+    unit: `bytes (${(uploaded / total).toFixed(3)}x total_size)`,
+    method: `registerCallable(...).bytesUploaded summed over ${registrationsForUpload} distinct ChipCallables (${KERNELS} kernels of 512-896 bytes, ${orch.kind}), divided by the count`,
+  });
 
-  const results: Partial<Record<MemoryDesign, Churn>> = {};
-  for (const design of DESIGNS) {
-    options.progress(`device: ${cycles} churn cycles, ${design}`);
-    const r = churn(design, templates, cycles);
-    results[design] = r;
-    const churnMethod = `${cycles} cycles, each registering ${callables} never-seen callables then unregistering them, SimDevice of ${CAPACITY / MiB} MiB; committed bytes from SimDevice.stats() above the empty device`;
-    figures.push(
-      {
-        label: `${DESIGN_NAMES[design]}: committed after the churn`,
-        value: r.committedAtEnd / MiB,
-        unit: 'MiB',
-        method: `${churnMethod}${r.stoppedAt ? `; stopped: ${r.stoppedAt}` : ''}`,
-      },
-      {
-        label: `${DESIGN_NAMES[design]}: peak committed during the churn`,
-        value: r.peakAboveBaseline / MiB,
-        unit: 'MiB',
-        method: churnMethod,
-      },
-      {
-        label: `${DESIGN_NAMES[design]}: registrations completed`,
-        value: r.registrations,
-        unit: `of ${cycles * callables}`,
-        method: churnMethod,
-      },
-      {
-        label: `${DESIGN_NAMES[design]}: register rate`,
-        value: r.registerPerSecond,
-        unit: 'registrations/s',
-        method: 'time spent in registerCallable during the churn',
-      },
-    );
-  }
-  const ours = results.refcounted as Churn;
-  const old = results['legacy-1082'] as Churn;
+  options.progress(`device: ${cycles} churn cycles`);
+  const r = churn(templates, cycles);
+  const churnMethod = `${cycles} cycles, each registering ${callables} never-seen callables then unregistering them, SimDevice of ${CAPACITY / MiB} MiB; committed bytes from SimDevice.stats() above the empty device`;
+  figures.push(
+    {
+      label: 'committed after the churn',
+      value: r.committedAtEnd / MiB,
+      unit: 'MiB',
+      method: `${churnMethod}${r.stoppedAt ? `; stopped: ${r.stoppedAt}` : ''}`,
+    },
+    {
+      label: 'peak committed during the churn',
+      value: r.peakAboveBaseline / MiB,
+      unit: 'MiB',
+      method: churnMethod,
+    },
+    {
+      label: 'registrations completed',
+      value: r.registrations,
+      unit: `of ${cycles * callables}`,
+      method: churnMethod,
+    },
+    {
+      label: 'register rate',
+      value: r.registerPerSecond,
+      unit: 'registrations/s',
+      method: 'time spent in registerCallable during the churn',
+    },
+  );
   return {
     figures,
-    comparisons: [
-      compare({
-        label: 'device bytes uploaded per registration',
-        ours: { name: DESIGN_NAMES.refcounted, value: perRegistration['refcounted'] ?? Number.NaN },
-        peer: {
-          name: DESIGN_NAMES['legacy-1082'],
-          value: perRegistration['legacy-1082'] ?? Number.NaN,
-        },
-        unit: 'bytes',
-        higherIsBetter: false,
-        method: 'bytesUploaded per registerCallable, same callables, same run',
-        main: true,
-      }),
-      compare({
-        label: `peak committed device bytes over ${cycles} churn cycles`,
-        ours: { name: DESIGN_NAMES.refcounted, value: ours.peakAboveBaseline },
-        peer: { name: DESIGN_NAMES['legacy-1082'], value: old.peakAboveBaseline },
-        unit: 'bytes',
-        higherIsBetter: false,
-        method: `peak of SimDevice committed bytes after each cycle's registrations${old.stoppedAt ? ` (old design stopped: ${old.stoppedAt})` : ''}`,
-        main: true,
-      }),
-      compare({
-        label: 'register rate',
-        ours: { name: DESIGN_NAMES.refcounted, value: ours.registerPerSecond },
-        peer: { name: DESIGN_NAMES['legacy-1082'], value: old.registerPerSecond },
-        unit: 'registrations/s',
-        higherIsBetter: true,
-        method: 'registrations / time in registerCallable during the churn, same run',
-      }),
-    ],
+    comparisons: [],
     notes: [
-      'The old design (simpler before PR #1295) uploads the orchestration .so a second time into a separate pool and frees chip buffers only at finalize(); `memoryDesign: "legacy-1082"` reproduces it on the same simulated device.',
+      'The comparison with the design before simpler PR #1295 (orch uploaded twice, chip buffers kept until finalize) lives in the package benchmark: `pnpm --filter @memlayer/device-runner bench`.',
     ],
   };
 }

@@ -9,6 +9,7 @@ export function makeCallable(
   const spec: ChipCallableSpec = {
     orch: orchestrationObject(tag),
     signature: [1, 2],
+    funcName: 'aicpu_orchestration_entry',
     configName: 'aicpu_orchestration_config',
     children: Array.from({ length: children }, (_, i) => ({
       funcId: (options.funcIdBase ?? 0) + i,
