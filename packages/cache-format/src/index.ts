@@ -36,6 +36,14 @@ export {
   XpwcFormatError,
 } from './errors.js';
 export {
+  describeFileLayout,
+  type FileLayout,
+  type FileLayoutInput,
+  type FileRegion,
+  type FileRegionKind,
+  ORPHAN_REGION_KINDS,
+} from './file-layout.js';
+export {
   COMMIT_SLOT_FIELDS,
   type CommitPlan,
   type CommitSlot,

@@ -1,0 +1,199 @@
+/**
+ * One model of what every byte of a cache file is, shared by the cache (when to compact) and
+ * the CLI (inspect, stats): "orphan bytes" means the same thing everywhere.
+ */
+import { alignUp, isValidPageSize } from './align.js';
+import { toFileSize } from './bytes.js';
+import { DEFAULT_PAGE_SIZE, V3_HEADER_SIZE } from './constants.js';
+import { XpwcFormatError } from './errors.js';
+import type { Trailer, XpwcEntry } from './types.js';
+
+/**
+ * - `header`: the v3 header region [0, V3_HEADER_SIZE).
+ * - `live-data`: the `dataSize` bytes of an entry of the live trailer (the last entry of a
+ *   duplicated name, as readers use it).
+ * - `live-padding`: the rest of that entry's reservation: its data rounded up to the page
+ *   size, at least one page (what a writer reserves), up to index_start.
+ * - `live-trailer`: the trailer readers use (v3: the committed one).
+ * - `pending`: regions the caller declares in use but not yet committed (a writer's own).
+ * - orphans, which compaction reclaims:
+ *   - `old-trailer`: an earlier committed trailer (from `trailerHistory`);
+ *   - `superseded`: any other byte before the live trailer (superseded packs, shadowed
+ *     duplicates, trailers not in the history, gaps);
+ *   - `uncommitted-tail`: bytes after the live trailer (an interrupted or uncommitted save).
+ */
+export type FileRegionKind =
+  | 'header'
+  | 'live-data'
+  | 'live-padding'
+  | 'live-trailer'
+  | 'pending'
+  | 'old-trailer'
+  | 'superseded'
+  | 'uncommitted-tail';
+
+/** The kinds that count as orphan bytes. */
+export const ORPHAN_REGION_KINDS: readonly FileRegionKind[] = [
+  'old-trailer',
+  'superseded',
+  'uncommitted-tail',
+];
+
+// Where claims overlap, the earlier kind in this list wins (a byte is counted once).
+const PRIORITY: readonly FileRegionKind[] = [
+  'header',
+  'live-trailer',
+  'live-data',
+  'live-padding',
+  'pending',
+  'old-trailer',
+  'uncommitted-tail',
+  'superseded',
+];
+
+export interface FileRegion {
+  readonly kind: FileRegionKind;
+  readonly start: number;
+  readonly end: number;
+  /** The entry name for live data and padding; "generation N" for old trailers; else ''. */
+  readonly label: string;
+}
+
+export interface FileLayoutInput {
+  readonly fileSize: number | bigint;
+  /** The live trailer (from `readTrailer` / `readCommittedTrailer`). */
+  readonly trailer: Trailer;
+  /** The writer's page size (v3: the header's `pageSize`); default DEFAULT_PAGE_SIZE. */
+  readonly pageSize?: number;
+  /** Earlier committed trailers, e.g. everything `trailerHistory` yields. */
+  readonly olderTrailers?: readonly {
+    readonly indexStart: number;
+    readonly trailerEnd: number;
+    readonly generation?: number;
+  }[];
+  /** Byte ranges in use but not committed yet. */
+  readonly pending?: readonly {
+    readonly start: number;
+    readonly end: number;
+    readonly label?: string;
+  }[];
+}
+
+export interface FileLayout {
+  readonly fileSize: number;
+  readonly pageSize: number;
+  /** Covers [0, fileSize) in order, without gaps or overlaps; neighbours differ. */
+  readonly regions: readonly FileRegion[];
+  /** Bytes of each kind; they sum to `fileSize`. */
+  readonly bytes: Readonly<Record<FileRegionKind, number>>;
+  /** header + live data + live padding + live trailer. */
+  readonly liveBytes: number;
+  readonly pendingBytes: number;
+  /** old trailers + superseded + uncommitted tail: what compaction would reclaim. */
+  readonly orphanBytes: number;
+}
+
+interface Claim {
+  readonly rank: number;
+  readonly start: number;
+  readonly end: number;
+  readonly label: string;
+}
+
+function invalid(message: string): XpwcFormatError {
+  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', `describeFileLayout: ${message}`);
+}
+
+function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim[] {
+  const { trailer } = input;
+  const rank = (kind: FileRegionKind) => PRIORITY.indexOf(kind);
+  const claims: Claim[] = [];
+  const claim = (kind: FileRegionKind, start: number, end: number, label = '') => {
+    if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0)) {
+      throw invalid(`${kind} range [${start}, ${end}) is not a range of safe integers`);
+    }
+    if (end > fileSize) throw invalid(`${kind} range [${start}, ${end}) ends past the file`);
+    if (end > start) claims.push({ rank: rank(kind), start, end, label });
+  };
+  if (trailer.version === 3) claim('header', 0, Math.min(V3_HEADER_SIZE, fileSize));
+  claim('live-trailer', trailer.indexStart, trailer.trailerEnd);
+  claim('uncommitted-tail', trailer.trailerEnd, fileSize);
+  const live = new Map<string, XpwcEntry>();
+  for (const e of trailer.entries) live.set(e.name, e);
+  for (const e of live.values()) {
+    const dataEnd = e.fileOffset + e.dataSize;
+    const reserved = e.fileOffset + alignUp(Math.max(e.dataSize, 1), page);
+    claim('live-data', e.fileOffset, dataEnd, e.name);
+    claim('live-padding', dataEnd, Math.min(reserved, trailer.indexStart), e.name);
+  }
+  for (const old of input.olderTrailers ?? []) {
+    const label = old.generation === undefined ? '' : `generation ${old.generation}`;
+    claim('old-trailer', old.indexStart, old.trailerEnd, label);
+  }
+  for (const p of input.pending ?? []) claim('pending', p.start, p.end, p.label ?? '');
+  claim('superseded', 0, trailer.indexStart);
+  return claims;
+}
+
+/**
+ * Accounts every byte of a cache file as header, live data (+ padding), live trailer, pending,
+ * or orphan (old trailer, superseded, uncommitted tail). Pure: give it the decoded trailer and,
+ * for a complete picture, the older trailers of the history.
+ */
+export function describeFileLayout(input: FileLayoutInput): FileLayout {
+  if (input === null || typeof input !== 'object') throw invalid('input must be an object');
+  const fileSize = toFileSize(input.fileSize);
+  const trailer = input.trailer;
+  if (trailer === null || typeof trailer !== 'object' || !Array.isArray(trailer.entries)) {
+    throw invalid('trailer must be a decoded trailer');
+  }
+  const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!isValidPageSize(pageSize)) throw invalid('pageSize must be a power of two');
+  const claims = claimsOf(input, fileSize, pageSize);
+
+  // Sweep the boundaries; in each stretch the best-ranked active claim owns the bytes.
+  const events: Array<[number, number]> = []; // [position, claim index + 1 (start) or -(index + 1) (end)]
+  claims.forEach((c, i) => events.push([c.start, i + 1], [c.end, -(i + 1)]));
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const active: Array<Set<number>> = PRIORITY.map(() => new Set());
+  const regions: FileRegion[] = [];
+  const push = (kind: FileRegionKind, start: number, end: number, label: string) => {
+    const last = regions[regions.length - 1];
+    if (last !== undefined && last.kind === kind && last.label === label && last.end === start) {
+      regions[regions.length - 1] = { kind, start: last.start, end, label };
+    } else regions.push({ kind, start, end, label });
+  };
+  let at = 0;
+  for (const [position, event] of events) {
+    if (position > at) {
+      const rank = active.findIndex((set) => set.size > 0);
+      const owner =
+        rank < 0 ? undefined : (claims[active[rank]?.values().next().value as number] as Claim);
+      // Bytes no claim covers (after the trailer of a trailer-less stretch) are orphans too.
+      push(
+        owner === undefined ? 'superseded' : (PRIORITY[rank] as FileRegionKind),
+        at,
+        position,
+        owner?.label ?? '',
+      );
+      at = position;
+    }
+    const index = Math.abs(event) - 1;
+    const set = active[(claims[index] as Claim).rank] as Set<number>;
+    if (event > 0) set.add(index);
+    else set.delete(index);
+  }
+  if (at < fileSize) push('uncommitted-tail', at, fileSize, '');
+
+  const bytes = Object.fromEntries(PRIORITY.map((k) => [k, 0])) as Record<FileRegionKind, number>;
+  for (const r of regions) bytes[r.kind] += r.end - r.start;
+  return {
+    fileSize,
+    pageSize,
+    regions,
+    bytes,
+    liveBytes: bytes.header + bytes['live-data'] + bytes['live-padding'] + bytes['live-trailer'],
+    pendingBytes: bytes.pending,
+    orphanBytes: bytes['old-trailer'] + bytes.superseded + bytes['uncommitted-tail'],
+  };
+}
