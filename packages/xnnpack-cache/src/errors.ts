@@ -1,9 +1,11 @@
 /** Stable error codes thrown by this package; tests and callers match on these. */
 export type WeightsCacheErrorCode =
   | 'ERR_CACHE_COMPACT_FAILED'
+  | 'ERR_CACHE_ENTRY_TOO_SMALL'
   | 'ERR_CACHE_INVALID_ARGUMENT'
   | 'ERR_CACHE_INVALID_EXTERNAL_DATA'
   | 'ERR_CACHE_INVALID_OFFSET'
+  | 'ERR_CACHE_INVALID_OUTPUT_RANGE'
   | 'ERR_CACHE_INVALID_STATE'
   | 'ERR_CACHE_NOT_FINALIZED'
   | 'ERR_CACHE_OUT_OF_DATE'

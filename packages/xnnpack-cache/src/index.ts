@@ -21,6 +21,7 @@ export {
   type FullyConnectedOptions,
   type WeightsSource,
 } from './operators/fully-connected.js';
+export type { OutputRange } from './operators/output-range.js';
 export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';
 export { fnv1a32, PACK_F32_GEMM_GOI_W_FINGERPRINT } from './packing/fingerprint.js';
 export {
@@ -30,12 +31,30 @@ export {
   packedSize,
   packF32GemmGoiW,
 } from './packing/gemm-goi.js';
+export {
+  LAYOUT_FLAG_TRANSPOSED,
+  layoutsEqual,
+  type PackingLayout,
+} from './packing/packing-layout.js';
 export { type PackingStats, packingStats, resetPackingStats } from './packing/packing-stats.js';
+export {
+  type RevisionFit,
+  type RevisionsFittingOptions,
+  revisionsFittingEntry,
+  type SeededEntry,
+} from './packing/revisions-fitting.js';
 export {
   type FullyConnectedSeedInput,
   fullyConnectedSeed,
+  fullyConnectedSeedOf,
   OPERATOR_TYPE_FULLY_CONNECTED_NC_F32,
 } from './packing/seed.js';
+export {
+  DEFAULT_XNNPACK_REVISION,
+  isXnnpackRevision,
+  XNNPACK_REVISIONS,
+  type XnnpackRevision,
+} from './packing/xnnpack-revisions.js';
 export { type CompactOptions, type CompactResult, compact } from './storage/compact.js';
 export {
   FileStorage,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   HeapStorage,
+  type LookUpKey,
   NOT_FOUND,
   PACKED_ALLOCATION_ALIGNMENT,
   type TensorView,
@@ -73,6 +74,7 @@ describe('offsets and metadata', () => {
       fromLoad: false,
       seed: SEED,
       fingerprint: FINGERPRINT,
+      lastUsed: 1,
     });
   });
 });
@@ -249,7 +251,8 @@ describe('finalizeForRuntime', () => {
     insert(cache, key(w));
     cache.finalizeForRuntime();
     expect(released).toEqual([w]);
-    // The old view is just an unregistered object now.
+    // The old view is just an unregistered object in the next build.
+    cache.initializeForRuntime(map);
     expect(cache.lookUp(key(w))).toBe(NOT_FOUND);
     expect(cache.lastLookUpUnnamed).toBe(true);
   });
@@ -413,6 +416,7 @@ describe('misc', () => {
       hits: 0,
       misses: 0,
       seedRejects: 0,
+      layoutRejects: 0,
       entries: 1,
       unnamedEntries: 1,
       packedBytes: 110,
@@ -432,5 +436,10 @@ describe('misc', () => {
     expect(() => cache.lookUp({ ...key(w), fingerprint: 2 ** 32 })).toThrowError(
       code('ERR_CACHE_INVALID_ARGUMENT'),
     );
+    expect(() => cache.lookUp({ ...key(w), packedSize: -1 })).toThrowError(
+      code('ERR_CACHE_INVALID_ARGUMENT'),
+    );
+    const badLayout = { ...key(w), layout: null } as unknown as LookUpKey;
+    expect(() => cache.lookUp(badLayout)).toThrowError(code('ERR_CACHE_INVALID_ARGUMENT'));
   });
 });

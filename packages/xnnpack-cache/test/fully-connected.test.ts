@@ -80,7 +80,7 @@ describe('fully-connected operator', () => {
     );
   });
 
-  it('follows spec §1 order: lookUp, reserveSpace, lookUpOrInsert', () => {
+  it('follows XNNPACK order: lookUp, reserveSpace, lookUpOrInsert', () => {
     const calls: string[] = [];
     const cache = new XNNWeightsCache();
     type Key = Parameters<typeof cache.lookUp>[0];
@@ -286,9 +286,11 @@ describe('fully-connected operator', () => {
     const racing = {
       lookUp: (k: Parameters<typeof cache.lookUp>[0]) => {
         const offset = cache.lookUp(k);
-        const garbage = cache.reserveSpace(256) as Uint8Array;
+        // Same size and layout as the operator's pack, other bytes.
+        const size = k.packedSize as number;
+        const garbage = cache.reserveSpace(size) as Uint8Array;
         garbage.fill(1);
-        cache.lookUpOrInsert(k, garbage, 256);
+        cache.lookUpOrInsert(k, garbage, size);
         return offset;
       },
       reserveSpace: (n: number) => cache.reserveSpace(n),

@@ -3,6 +3,7 @@ import {
   InMemoryNamedDataMap,
   type LookUpKey,
   type OpenContext,
+  type PackingLayout,
   type StoredEntry,
   tensorView,
   type XNNWeightsCache,
@@ -38,6 +39,8 @@ export function insert(cache: XNNWeightsCache, lookUpKey: LookUpKey, fill = 1, s
 export class PreloadedStorage extends HeapStorage {
   readonly opens: OpenContext[] = [];
   readonly persisted: string[][] = [];
+  /** The entries of the last persist call. */
+  lastPersisted: readonly StoredEntry[] = [];
   syncs = 0;
   closes = 0;
   #preload: StoredEntry[];
@@ -45,7 +48,13 @@ export class PreloadedStorage extends HeapStorage {
   durable: string[] = [];
 
   constructor(
-    preload: readonly { name: string; bytes: Uint8Array; seed: number; fingerprint: number }[] = [],
+    preload: readonly {
+      name: string;
+      bytes: Uint8Array;
+      seed: number;
+      fingerprint: number;
+      layout?: PackingLayout;
+    }[] = [],
   ) {
     super();
     this.#preload = preload.map((entry) => {
@@ -58,6 +67,7 @@ export class PreloadedStorage extends HeapStorage {
         fingerprint: entry.fingerprint,
         dataSize: entry.bytes.byteLength,
         region,
+        ...(entry.layout === undefined ? {} : { layout: entry.layout }),
       };
     });
   }
@@ -76,6 +86,7 @@ export class PreloadedStorage extends HeapStorage {
 
   override persist(entries: readonly StoredEntry[]): readonly string[] {
     this.persisted.push(entries.map((entry) => entry.name));
+    this.lastPersisted = entries;
     const durable = this.durable;
     this.durable = [];
     return durable;

@@ -1,10 +1,16 @@
 import { resolve } from 'node:path';
 import { invalidArgument } from '../errors.js';
+import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 import type { FileStorageOptions } from '../storage/file-storage.js';
 import { XNNWeightsCache } from './weights-cache.js';
 
-/** Passed to every path-backed cache the manager creates. */
-export type XNNWeightsCacheManagerOptions = Partial<Omit<FileStorageOptions, 'path'>>;
+/**
+ * Passed to every path-backed cache the manager creates; xnnpackRevision also to the
+ * heap-only one.
+ */
+export type XNNWeightsCacheManagerOptions = Partial<Omit<FileStorageOptions, 'path'>> & {
+  readonly xnnpackRevision?: XnnpackRevision;
+};
 
 /** A holder's claim on a cache; the cache is closed when the last holder releases. */
 export interface WeightsCacheHandle {
@@ -19,8 +25,7 @@ interface Instance {
 }
 
 /**
- * One cache instance per path (ExecuTorch's XNNWeightsCacheManager::get_or_create,
- * spec §3). The empty path maps to one shared heap-only instance. Instances live while a
+ * One cache instance per path (ExecuTorch's XNNWeightsCacheManager::get_or_create). The empty path maps to one shared heap-only instance. Instances live while a
  * handle holds them: explicit acquire/release, not garbage-collection timing.
  */
 export class XNNWeightsCacheManager {
@@ -40,8 +45,11 @@ export class XNNWeightsCacheManager {
     const key = path === '' ? '' : resolve(path);
     let instance = this.#instances.get(key);
     if (instance === undefined) {
+      const revision = this.#options.xnnpackRevision;
       const cache =
-        key === '' ? new XNNWeightsCache() : new XNNWeightsCache({ ...this.#options, path: key });
+        key === ''
+          ? new XNNWeightsCache(revision === undefined ? {} : { xnnpackRevision: revision })
+          : new XNNWeightsCache({ ...this.#options, path: key });
       instance = { cache, holders: 0 };
       this.#instances.set(key, instance);
     }
@@ -67,8 +75,9 @@ export class XNNWeightsCacheManager {
   }
 
   /**
-   * Saves every live path-backed instance (savePackedIndex), continuing past failures;
-   * returns the first error, or undefined when all saves succeeded.
+   * Saves every live path-backed instance (savePackedIndex, then flush: the index is
+   * durable when this returns), continuing past failures; returns the first error, or
+   * undefined when all saves succeeded.
    */
   saveAll(): Error | undefined {
     let first: Error | undefined;
@@ -76,6 +85,7 @@ export class XNNWeightsCacheManager {
       if (key === '') continue;
       try {
         instance.cache.savePackedIndex();
+        instance.cache.flush();
       } catch (error) {
         first ??= error instanceof Error ? error : new Error(String(error));
       }

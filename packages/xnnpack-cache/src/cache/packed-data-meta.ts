@@ -1,4 +1,6 @@
-/** Per-entry metadata of a named packed entry (ExecuTorch's PackedDataMeta, plus fingerprint). */
+import type { PackingLayout } from '../packing/packing-layout.js';
+
+/** Per-entry metadata of a named packed entry (ExecuTorch's PackedDataMeta, plus ours). */
 export interface PackedDataMeta {
   /** Index into the cache's list of packed buffers. */
   offset: number;
@@ -11,4 +13,8 @@ export interface PackedDataMeta {
   fromLoad: boolean;
   seed: number;
   fingerprint: number;
+  /** Full packing layout; absent for entries loaded from files that store none (v2). */
+  layout?: PackingLayout;
+  /** Monotonic tick of the last look-up hit or insert (for least-recently-used eviction). */
+  lastUsed?: number;
 }

@@ -1,7 +1,11 @@
+import type { TensorView } from '../named-data-map.js';
+import type { PackingLayout } from '../packing/packing-layout.js';
+import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
+
 /**
  * The weights-cache provider contract an operator talks to (XNNPACK's
- * xnn_weights_cache_provider, spec §1). Offsets are indices into the cache's list
- * of packed buffers, not byte offsets.
+ * xnn_weights_cache_provider). Offsets are indices into the cache's list of packed
+ * buffers, not byte offsets.
  */
 
 /** XNN_CACHE_NOT_FOUND (SIZE_MAX upstream). */
@@ -16,6 +20,13 @@ export interface LookUpKey {
   readonly bias: object | null;
   /** u32 identifying the packing algorithm (ours; upstream has only the seed). */
   readonly fingerprint: number;
+  /**
+   * The full packing layout. A stored entry with a layout hits only when it is equal
+   * (the seed XORs shape numbers, so different shapes can share one).
+   */
+  readonly layout?: PackingLayout;
+  /** Bytes the operator will read (what it inserts on a miss); a hit needs dataSize equal. */
+  readonly packedSize?: number;
 }
 
 export interface WeightsCacheProvider {
@@ -25,4 +36,13 @@ export interface WeightsCacheProvider {
   isFinalized(): boolean;
   offsetToAddr(offset: number): Uint8Array;
   deleteCache(): void;
+  /** XNNPACK revision whose operator types seed this cache's operators (default: the newest). */
+  readonly xnnpackRevision?: XnnpackRevision;
+  /** True when `buffer` (from reserveSpace) is known to be zero already: no zero-fill needed. */
+  isReservedZeroed?(buffer: Uint8Array): boolean;
+  /**
+   * The operator no longer needs this unpacked view (it is packed or found): the named
+   * data map may free it now instead of at finalize.
+   */
+  releaseUnpackedData?(view: TensorView): void;
 }

@@ -1,11 +1,18 @@
+import type { FallbackCount } from '../storage/packed-storage.js';
+
 /** Counters and sizes reported by XNNWeightsCache.stats(). */
 export interface WeightsCacheStats {
   /** lookUp calls that returned an offset. */
   readonly hits: number;
-  /** lookUp calls that returned NOT_FOUND (includes unnamed look-ups and seed rejects). */
+  /** lookUp calls that returned NOT_FOUND (includes unnamed look-ups and rejects). */
   readonly misses: number;
   /** Name matched but seed or fingerprint differed (stale packing): counted in misses too. */
   readonly seedRejects: number;
+  /**
+   * Name, seed and fingerprint matched but the stored layout or size differed from the
+   * key's (e.g. two shapes whose XOR seeds collide): counted in misses too.
+   */
+  readonly layoutRejects: number;
   /** Named entries. */
   readonly entries: number;
   /** Live packed buffers without a name (never persisted). */
@@ -16,4 +23,10 @@ export interface WeightsCacheStats {
   readonly fileBytes: number;
   readonly orphanBytes: number;
   readonly mappedBytes: number;
+  /** Reservations that went to the heap instead of the cache file, by reason (file storages). */
+  readonly fallback?: Readonly<Record<string, FallbackCount>>;
+  /** Disk budget of the cache file (null: none), when the storage has one. */
+  readonly maxFileBytes?: number | null;
+  /** Entries evicted from the file to stay within its budget. */
+  readonly evicted?: { readonly entries: number; readonly bytes: number };
 }

@@ -1,4 +1,3 @@
-import { Buffer } from 'node:buffer';
 import {
   assertNonNegativeInteger,
   describeValue,
@@ -6,10 +5,17 @@ import {
   WeightsCacheError,
 } from '../errors.js';
 import type { NamedDataMap, TensorView } from '../named-data-map.js';
+import { layoutsEqual } from '../packing/packing-layout.js';
+import {
+  assertXnnpackRevision,
+  DEFAULT_XNNPACK_REVISION,
+  type XnnpackRevision,
+} from '../packing/xnnpack-revisions.js';
 import { FileStorage, type FileStorageOptions } from '../storage/file-storage.js';
 import { HeapStorage } from '../storage/heap-storage.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
 import type { PackedRegion, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import { bytesEqual, validateKey } from './key.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './provider.js';
 import type { WeightsCacheStats } from './stats.js';
@@ -18,10 +24,15 @@ export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions,
   /** Where packed bytes live; overrides `path`. */
   readonly storage?: PackedStorage;
   /**
-   * Cache file (spec §3): a non-empty path makes the cache file-backed (a FileStorage with
-   * the other options); empty or omitted means heap only, no file touched.
+   * Cache file: a non-empty path makes the cache file-backed (a FileStorage with the other
+   * options); empty or omitted means heap only, no file touched.
    */
   readonly path?: string;
+  /**
+   * XNNPACK revision whose operator-type numbers seed the operators created through this
+   * cache (default '92a7ad50', what ExecuTorch main pins); an operator may override it.
+   */
+  readonly xnnpackRevision?: XnnpackRevision;
 }
 
 /** One packed buffer; its index in the list is the offset handed out. */
@@ -32,39 +43,69 @@ interface PackedSlot {
   readonly name: string | null;
 }
 
-type Found =
-  | { readonly kind: 'unnamed' }
-  | { readonly kind: 'miss'; readonly name: string }
-  | { readonly kind: 'stale'; readonly name: string; readonly meta: PackedDataMeta }
-  | { readonly kind: 'hit'; readonly name: string; readonly meta: PackedDataMeta };
-
-const U32_MAX = 0xffff_ffff;
+/** What #find concluded; the name and entry it found are left in #foundName/#foundMeta. */
+const UNNAMED = 0;
+const MISS = 1;
+/** Name found, but packed by another ukernel (seed or fingerprint differs). */
+const STALE_SEED = 2;
+/** Name, seed and fingerprint found, but another layout or size. */
+const STALE_LAYOUT = 3;
+const HIT = 4;
+type Found = typeof UNNAMED | typeof MISS | typeof STALE_SEED | typeof STALE_LAYOUT | typeof HIT;
 
 /**
  * Packed-weights cache with XNNPACK weights-cache provider semantics, as ExecuTorch's
- * XNNWeightsCache implements them (spec §1, §2). Entries are keyed by the registered
- * names of the unpacked kernel and bias; storage of the packed bytes is delegated to a
- * PackedStorage (heap by default).
+ * XNNWeightsCache implements them. Entries are keyed by the registered names of the
+ * unpacked kernel and bias (content digests when the module loader provides them) and
+ * hit only for the same seed, packer fingerprint, packing layout and size; storage of the
+ * packed bytes is delegated to a PackedStorage (heap by default).
  */
 export class XNNWeightsCache implements WeightsCacheProvider {
   readonly #storage: PackedStorage;
+  readonly #xnnpackRevision: XnnpackRevision;
   #namedDataMap: NamedDataMap | null = null;
   #finalized = false;
+  /** Between initializeForRuntime and finalizeForRuntime/abortRuntime. */
+  #building = false;
   /** Unpacked view → registered name, for views loaded during the current build. */
   readonly #unpackedNames = new Map<object, string>();
-  readonly #unpackedViews: TensorView[] = [];
+  /** Views loaded during the build and not released yet. */
+  readonly #liveViews = new Set<TensorView>();
   /** Offset → packed buffer; freed slots become null so other offsets stay valid. */
   #slots: Array<PackedSlot | null> = [];
   readonly #meta = new Map<string, PackedDataMeta>();
+  /**
+   * Offsets of packs a repack replaced while some runtime could still read them, by
+   * name: released when the name's references drop to 0.
+   */
+  readonly #superseded = new Map<string, number[]>();
+  /** kernel name → bias name → entry name, so a look-up builds no string. */
+  readonly #entryNames = new Map<string, Map<string, string>>();
   /** Reservations handed out and not yet inserted, by the bytes object returned. */
   readonly #pending = new Map<Uint8Array, PackedRegion>();
   #lastLookUpUnnamed = false;
+  #foundName = '';
+  #foundMeta: PackedDataMeta | undefined;
+  #tick = 0;
   #hits = 0;
   #misses = 0;
   #seedRejects = 0;
+  #layoutRejects = 0;
 
   constructor(options: XNNWeightsCacheOptions = {}) {
+    if (options === null || typeof options !== 'object') {
+      invalidArgument('an options object', 'options', options);
+    }
+    this.#xnnpackRevision =
+      options.xnnpackRevision === undefined
+        ? DEFAULT_XNNPACK_REVISION
+        : assertXnnpackRevision(options.xnnpackRevision, 'options.xnnpackRevision');
     this.#storage = options.storage ?? storageFor(options);
+  }
+
+  /** The XNNPACK revision operators created through this cache seed for by default. */
+  get xnnpackRevision(): XnnpackRevision {
+    return this.#xnnpackRevision;
   }
 
   /** The storage behind this cache (a FileStorage in file-backed mode). */
@@ -79,6 +120,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     }
     this.#namedDataMap = namedDataMap;
     this.#finalized = false;
+    this.#building = true;
     const loaded = this.#storage.open({ hasEntries: this.#meta.size > 0 });
     for (const entry of loaded) this.#addLoaded(entry);
   }
@@ -99,19 +141,33 @@ export class XNNWeightsCache implements WeightsCacheProvider {
           : `Named data map has no tensor named "${name}"`,
       );
     }
-    this.#unpackedViews.push(view);
+    this.#liveViews.add(view);
     this.#unpackedNames.set(view, name);
     return view;
   }
 
+  /**
+   * The operator is done with this view (packed, or found packed): the named data map
+   * may free it now rather than at finalize. A view used again later is released again.
+   */
+  releaseUnpackedData(view: TensorView): void {
+    if (!this.#unpackedNames.has(view)) return;
+    this.#liveViews.delete(view);
+    this.#namedDataMap?.release?.(view);
+  }
+
   lookUp(key: LookUpKey): number {
+    this.#assertBuilding('lookUp');
     const found = this.#find(key);
-    if (found.kind === 'hit') {
-      found.meta.inCurrentRuntime = true;
+    if (found === HIT) {
+      const meta = this.#foundMeta as PackedDataMeta;
+      meta.inCurrentRuntime = true;
+      meta.lastUsed = ++this.#tick;
       this.#hits++;
-      return found.meta.offset;
+      return meta.offset;
     }
-    if (found.kind === 'stale') this.#seedRejects++;
+    if (found === STALE_SEED) this.#seedRejects++;
+    else if (found === STALE_LAYOUT) this.#layoutRejects++;
     this.#misses++;
     return NOT_FOUND;
   }
@@ -121,11 +177,17 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * Storage is told whether the entry can be persisted (the last look-up was named).
    */
   reserveSpace(n: number): Uint8Array | null {
+    this.#assertBuilding('reserveSpace');
     assertNonNegativeInteger(n, 'n');
     const region = this.#storage.reserve(n, { persistable: !this.#lastLookUpUnnamed });
     if (region === null) return null;
     this.#pending.set(region.bytes, region);
     return region.bytes;
+  }
+
+  /** Whether a buffer from reserveSpace is already zero (fresh file pages). */
+  isReservedZeroed(buffer: Uint8Array): boolean {
+    return this.#pending.get(buffer)?.zeroed === true;
   }
 
   /**
@@ -134,12 +196,14 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * come from reserveSpace) and, for a named kernel, records its metadata.
    */
   lookUpOrInsert(key: LookUpKey, packed: Uint8Array | null, size: number): number {
+    this.#assertBuilding('lookUpOrInsert');
     const found = this.#find(key);
+    const foundMeta = this.#foundMeta;
     // A null buffer follows a hit: nothing was packed, nothing to compare.
     if (packed === null) {
-      if (found.kind !== 'hit') return NOT_FOUND;
-      found.meta.inCurrentRuntime = true;
-      return found.meta.offset;
+      if (found !== HIT) return NOT_FOUND;
+      (foundMeta as PackedDataMeta).inCurrentRuntime = true;
+      return (foundMeta as PackedDataMeta).offset;
     }
     if (!(packed instanceof Uint8Array)) invalidArgument('a Uint8Array or null', 'packed', packed);
     assertNonNegativeInteger(size, 'size');
@@ -147,11 +211,12 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       invalidArgument(`a size of at most ${packed.byteLength} bytes`, 'size', size);
     }
 
-    if (found.kind === 'hit') {
-      const stored = this.#slotAt(found.meta.offset).region.bytes;
+    if (found === HIT) {
+      const meta = foundMeta as PackedDataMeta;
+      const stored = this.#slotAt(meta.offset).region.bytes;
       if (size <= stored.byteLength && bytesEqual(packed, stored, size)) {
-        found.meta.inCurrentRuntime = true;
-        return found.meta.offset;
+        meta.inCurrentRuntime = true;
+        return meta.offset;
       }
       return NOT_FOUND;
     }
@@ -162,22 +227,29 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     }
     this.#pending.delete(packed);
     const offset = this.#slots.length;
-    if (found.kind === 'unnamed') {
+    if (found === UNNAMED) {
       this.#slots.push({ region, dataSize: size, name: null });
+      this.#storage.seal?.(region, size);
       return offset;
     }
-    this.#slots.push({ region, dataSize: size, name: found.name });
-    this.#meta.set(found.name, {
+    const name = this.#foundName;
+    this.#slots.push({ region, dataSize: size, name });
+    const meta: PackedDataMeta = {
       offset,
       dataSize: size,
       // A repack under a live name keeps the references of runtimes built on the old
       // pack, so their deletePackedData calls still balance (upstream resets to 0).
-      refCount: found.kind === 'stale' ? found.meta.refCount : 0,
+      refCount: foundMeta === undefined ? 0 : foundMeta.refCount,
       inCurrentRuntime: true,
       fromLoad: false,
       seed: key.seed,
       fingerprint: key.fingerprint,
-    });
+      lastUsed: ++this.#tick,
+    };
+    if (key.layout !== undefined) meta.layout = key.layout;
+    if (foundMeta !== undefined) this.#supersede(name, foundMeta);
+    this.#meta.set(name, meta);
+    this.#storage.seal?.(region, size);
     return offset;
   }
 
@@ -199,12 +271,8 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    */
   finalizeForRuntime(): string[] {
     this.#finalized = true;
-    for (const view of this.#unpackedViews) this.#namedDataMap?.release?.(view);
-    this.#unpackedViews.length = 0;
-    this.#unpackedNames.clear();
-    // Reservations never inserted (duplicate or out-of-date packs) are dead now.
-    for (const region of this.#pending.values()) this.#storage.release(region);
-    this.#pending.clear();
+    this.#building = false;
+    this.#endBuild();
 
     const names: string[] = [];
     for (const [name, meta] of this.#meta) {
@@ -226,6 +294,36 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   }
 
   /**
+   * Abandons the runtime build in progress (an operator failed to create): releases its
+   * unused reservations and unpacked views at once, frees the entries it packed that no
+   * runtime holds, and takes no references. Runtimes finalized earlier stay runnable
+   * (isFinalized() is true again); the next build starts with initializeForRuntime.
+   * Without a build in progress this does nothing.
+   */
+  abortRuntime(): void {
+    if (!this.#building) return;
+    this.#building = false;
+    this.#finalized = true;
+    this.#endBuild();
+    const dropped: string[] = [];
+    for (const [name, meta] of this.#meta) {
+      if (!meta.inCurrentRuntime) continue;
+      meta.inCurrentRuntime = false;
+      if (meta.refCount === 0 && !meta.fromLoad) dropped.push(name);
+    }
+    for (const name of dropped) this.#free(name);
+    if (dropped.length > 0 && this.#meta.size === 0) this.#releaseAll();
+  }
+
+  /**
+   * Makes every packed entry durable and commits the index now, for storages that defer
+   * that commit (a no-op on the heap).
+   */
+  flush(): void {
+    this.#storage.flush?.();
+  }
+
+  /**
    * Asks storage to save an index of every named entry (a no-op on the heap, and in
    * file mode when nothing new was reserved). Entries made durable become fromLoad.
    * Throws ERR_CACHE_SAVE_FAILED when the file could not be written.
@@ -234,13 +332,17 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     const entries: StoredEntry[] = [];
     for (const [name, meta] of this.#meta) {
       const slot = this.#slotAt(meta.offset);
-      entries.push({
+      const entry: StoredEntry = {
         name,
         seed: meta.seed,
         fingerprint: meta.fingerprint,
         dataSize: meta.dataSize,
         region: slot.region,
-      });
+        refCount: meta.refCount,
+        lastUsed: meta.lastUsed ?? 0,
+        ...(meta.layout === undefined ? {} : { layout: meta.layout }),
+      };
+      entries.push(entry);
     }
     for (const name of this.#storage.persist(entries)) {
       const meta = this.#meta.get(name);
@@ -282,12 +384,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       if (meta.refCount > 0) continue;
       if (meta.fromLoad) {
         meta.inCurrentRuntime = false;
+        this.#releaseSuperseded(name);
         continue;
       }
-      const slot = this.#slotAt(meta.offset);
-      this.#storage.release(slot.region);
-      this.#slots[meta.offset] = null;
-      this.#meta.delete(name);
+      this.#free(name);
     }
     if (this.#meta.size === 0) this.#releaseAll();
   }
@@ -321,6 +421,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       hits: this.#hits,
       misses: this.#misses,
       seedRejects: this.#seedRejects,
+      layoutRejects: this.#layoutRejects,
       entries: this.#meta.size,
       unnamedEntries,
       packedBytes,
@@ -328,10 +429,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       fileBytes: storage.fileBytes,
       orphanBytes: storage.orphanBytes,
       mappedBytes: storage.mappedBytes,
+      ...(storage.fallback === undefined ? {} : { fallback: storage.fallback }),
+      ...(storage.maxFileBytes === undefined ? {} : { maxFileBytes: storage.maxFileBytes }),
+      ...(storage.evicted === undefined ? {} : { evicted: storage.evicted }),
     };
   }
 
-  /** Dirty vs clean bytes of the cache's file mappings, from /proc/self/smaps (spec §4.7). */
+  /** Dirty vs clean bytes of the cache's file mappings, from /proc/self/smaps. */
   memoryStats(): CacheMemoryStats {
     return (
       this.#storage.memoryStats?.() ?? mappingsMemoryStats([], this.#storage.stats().heapBytes)
@@ -345,40 +449,132 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    */
   close(): void {
     this.#meta.clear();
+    this.#superseded.clear();
+    this.#entryNames.clear();
     this.#unpackedNames.clear();
-    this.#unpackedViews.length = 0;
+    this.#liveViews.clear();
     this.#namedDataMap = null;
     this.#finalized = false;
+    this.#building = false;
     this.#releaseAll();
   }
 
+  /**
+   * Creating operators is part of a build: XNNPACK reports an invalid state for a cache
+   * that is finalized, so the runtime cannot grow after it was handed out.
+   */
+  #assertBuilding(what: string): void {
+    if (this.#finalized) {
+      throw new WeightsCacheError(
+        'ERR_CACHE_INVALID_STATE',
+        `${what} called after finalizeForRuntime: start a new build with initializeForRuntime`,
+      );
+    }
+  }
+
+  /** Releases what a build holds that does not outlive it: unpacked views, unused reservations. */
+  #endBuild(): void {
+    for (const view of this.#liveViews) this.#namedDataMap?.release?.(view);
+    this.#liveViews.clear();
+    this.#unpackedNames.clear();
+    // Reservations never inserted (duplicate or out-of-date packs) are dead now.
+    for (const region of this.#pending.values()) this.#storage.release(region);
+    this.#pending.clear();
+  }
+
+  /**
+   * Classifies a key; leaves the entry name in #foundName and a named entry in #foundMeta.
+   * A hit needs the same name, seed and fingerprint (0 stored = unknown, as in v2 files),
+   * the same layout when both sides have one (v2 entries have none: seed and size decide)
+   * and dataSize equal to the key's packedSize: anything else is a miss, never a read past
+   * an entry.
+   */
   #find(key: LookUpKey): Found {
     validateKey(key);
+    this.#foundMeta = undefined;
     const kernelName = this.#unpackedNames.get(key.kernel);
     if (kernelName === undefined) {
       this.#lastLookUpUnnamed = true;
-      return { kind: 'unnamed' };
+      return UNNAMED;
     }
     this.#lastLookUpUnnamed = false;
     const biasName = key.bias === null ? undefined : this.#unpackedNames.get(key.bias);
-    // Spec §2: kernel name immediately followed by bias name, no separator.
-    const name = biasName === undefined ? kernelName : kernelName + biasName;
+    const name = biasName === undefined ? kernelName : this.#entryName(kernelName, biasName);
+    this.#foundName = name;
     const meta = this.#meta.get(name);
-    if (meta === undefined) return { kind: 'miss', name };
+    if (meta === undefined) return MISS;
+    this.#foundMeta = meta;
     // A different seed means another ukernel packed it: treat as a miss and repack.
-    // Fingerprint 0 means "unknown" (an entry loaded from a v2 file, which has no
-    // fingerprint): only the seed decides, as in ExecuTorch.
     const fingerprintDiffers = meta.fingerprint !== 0 && meta.fingerprint !== key.fingerprint;
-    if (meta.seed !== key.seed || fingerprintDiffers) {
-      return { kind: 'stale', name, meta };
+    if (meta.seed !== key.seed || fingerprintDiffers) return STALE_SEED;
+    if (key.packedSize !== undefined && meta.dataSize !== key.packedSize) return STALE_LAYOUT;
+    if (
+      key.layout !== undefined &&
+      meta.layout !== undefined &&
+      !layoutsEqual(meta.layout, key.layout)
+    ) {
+      return STALE_LAYOUT;
     }
-    return { kind: 'hit', name, meta };
+    return HIT;
+  }
+
+  /** Kernel name immediately followed by bias name, no separator (ExecuTorch's naming). */
+  #entryName(kernelName: string, biasName: string): string {
+    let byBias = this.#entryNames.get(kernelName);
+    if (byBias === undefined) {
+      byBias = new Map();
+      this.#entryNames.set(kernelName, byBias);
+    }
+    let name = byBias.get(biasName);
+    if (name === undefined) {
+      name = kernelName + biasName;
+      byBias.set(biasName, name);
+    }
+    return name;
+  }
+
+  /**
+   * A repack replaced `old` under `name`. Nobody can read the old pack once no runtime
+   * holds the name and this build did not use it: release it now (storage accounts the
+   * bytes as orphaned); otherwise when the name's references drop to 0.
+   */
+  #supersede(name: string, old: PackedDataMeta): void {
+    if (old.refCount === 0 && !old.inCurrentRuntime) {
+      this.#releaseSlot(old.offset);
+      return;
+    }
+    const offsets = this.#superseded.get(name);
+    if (offsets === undefined) this.#superseded.set(name, [old.offset]);
+    else offsets.push(old.offset);
+  }
+
+  #releaseSuperseded(name: string): void {
+    const offsets = this.#superseded.get(name);
+    if (offsets === undefined) return;
+    this.#superseded.delete(name);
+    for (const offset of offsets) this.#releaseSlot(offset);
+  }
+
+  /** Frees a named entry (and packs it superseded). */
+  #free(name: string): void {
+    const meta = this.#meta.get(name);
+    if (meta === undefined) return;
+    this.#releaseSlot(meta.offset);
+    this.#meta.delete(name);
+    this.#releaseSuperseded(name);
+  }
+
+  #releaseSlot(offset: number): void {
+    const slot = this.#slots[offset];
+    if (slot === undefined || slot === null) return;
+    this.#storage.release(slot.region);
+    this.#slots[offset] = null;
   }
 
   #addLoaded(entry: StoredEntry): void {
     const offset = this.#slots.length;
     this.#slots.push({ region: entry.region, dataSize: entry.dataSize, name: entry.name });
-    this.#meta.set(entry.name, {
+    const meta: PackedDataMeta = {
       offset,
       dataSize: entry.dataSize,
       refCount: 0,
@@ -386,7 +582,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       fromLoad: true,
       seed: entry.seed,
       fingerprint: entry.fingerprint,
-    });
+    };
+    if (entry.layout !== undefined) meta.layout = entry.layout;
+    if (entry.lastUsed !== undefined) meta.lastUsed = entry.lastUsed;
+    this.#meta.set(entry.name, meta);
   }
 
   #slotAt(offset: number): PackedSlot {
@@ -404,34 +603,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#storage.close();
     this.#slots = [];
     this.#pending.clear();
+    this.#superseded.clear();
   }
 }
 
 function storageFor(options: XNNWeightsCacheOptions): PackedStorage {
-  const { path, storage: _storage, ...fileOptions } = options;
+  const { path, storage: _storage, xnnpackRevision: _revision, ...fileOptions } = options;
   if (path === undefined || path === '') return new HeapStorage();
   if (typeof path !== 'string') invalidArgument('a string', 'options.path', path);
   return new FileStorage({ ...fileOptions, path });
-}
-
-function validateKey(key: LookUpKey): void {
-  if (key === null || typeof key !== 'object') invalidArgument('a LookUpKey', 'key', key);
-  if (!isU32(key.seed)) invalidArgument('a u32', 'key.seed', key.seed);
-  if (!isU32(key.fingerprint)) invalidArgument('a u32', 'key.fingerprint', key.fingerprint);
-  if (key.kernel === null || typeof key.kernel !== 'object') {
-    invalidArgument('an object', 'key.kernel', key.kernel);
-  }
-  if (key.bias !== null && typeof key.bias !== 'object') {
-    invalidArgument('an object or null', 'key.bias', key.bias);
-  }
-}
-
-function isU32(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= U32_MAX;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array, size: number): boolean {
-  return Buffer.from(a.buffer, a.byteOffset, size).equals(
-    Buffer.from(b.buffer, b.byteOffset, size),
-  );
 }

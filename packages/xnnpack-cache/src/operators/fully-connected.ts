@@ -1,11 +1,17 @@
-import { PACKED_ALLOCATION_ALIGNMENT, roundUp } from '../alignment.js';
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
 import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
 import type { TensorView } from '../named-data-map.js';
 import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from '../packing/fingerprint.js';
-import { type GemmGoiLayout, gemmGoiLayout, packF32GemmGoiW } from '../packing/gemm-goi.js';
-import { fullyConnectedSeed } from '../packing/seed.js';
+import { type FullyConnectedPlan, fullyConnectedPlan } from '../packing/fully-connected-plan.js';
+import { type GemmGoiLayout, packWithLayout } from '../packing/gemm-goi.js';
+import {
+  assertXnnpackRevision,
+  DEFAULT_XNNPACK_REVISION,
+  XNNPACK_REVISIONS,
+  type XnnpackRevision,
+} from '../packing/xnnpack-revisions.js';
+import { clampOutputs, type OutputRange, outputRange } from './output-range.js';
 import { assertTiling, DEFAULT_GEMM_TILING, type GemmTiling } from './tiling.js';
 
 /** Unpacked weights: a view from loadUnpackedData (cached by name) or a bare array (unnamed). */
@@ -22,8 +28,20 @@ export interface FullyConnectedOptions {
   readonly tiling?: GemmTiling;
   /** Bytes after each packed block; must be a multiple of 4 for this operator. */
   readonly extraBytes?: number;
-  /** Operator type mixed into the seed (XNNPACK's enum value by default). */
+  /**
+   * XNNPACK revision whose operator type goes into the seed (default: the cache's
+   * xnnpackRevision, else '92a7ad50').
+   */
+  readonly xnnpackRevision?: XnnpackRevision;
+  /** Operator type mixed into the seed; overrides xnnpackRevision. */
   readonly operatorType?: number;
+  /**
+   * Outputs below are raised to it, after the bias (XNNPACK's output_min; default
+   * -Infinity). NaN, or above outputMax, is ERR_CACHE_INVALID_OUTPUT_RANGE.
+   */
+  readonly outputMin?: number;
+  /** Outputs above are lowered to it, after the bias (XNNPACK's output_max; default +Infinity). */
+  readonly outputMax?: number;
 }
 
 /** y = x·Wᵀ + b over rows of x, reading W and b from the cache's packed layout. */
@@ -36,6 +54,9 @@ export interface FullyConnectedOperator {
   readonly seed: number;
   /** True when creation found the packed weights in the cache (nothing was packed). */
   readonly cacheHit: boolean;
+  /** Clamping bounds applied to every output (as float32; ±Infinity when unset). */
+  readonly outputMin: number;
+  readonly outputMax: number;
   /**
    * Computes `batchSize` rows: input is [batchSize][inputChannels], the result
    * [batchSize][outputChannels] (written into `output` when given).
@@ -43,18 +64,44 @@ export interface FullyConnectedOperator {
   run(input: Float32Array, batchSize: number, output?: Float32Array): Float32Array;
 }
 
-function dataOf(source: WeightsSource, what: string): Float32Array {
-  if (source instanceof Float32Array) return source;
-  if (source !== null && typeof source === 'object' && source.data instanceof Float32Array) {
-    return source.data;
+/** Element count of a weights source, from its shape: a hit must not touch `view.data`. */
+function elementsOf(source: WeightsSource, what: string): number {
+  if (source instanceof Float32Array) return source.length;
+  if (source !== null && typeof source === 'object' && Array.isArray(source.shape)) {
+    let elements = 1;
+    for (const dim of source.shape) elements *= dim;
+    return elements;
   }
   return invalidArgument('a TensorView or Float32Array', what, source);
 }
 
+/** The floats to pack (a TensorView's data may be a lazy getter that maps a file). */
+function dataOf(source: WeightsSource, elements: number, what: string): Float32Array {
+  const data = source instanceof Float32Array ? source : source.data;
+  if (!(data instanceof Float32Array) || data.length !== elements) {
+    invalidArgument(`a Float32Array of ${elements} floats`, `${what} data`, data);
+  }
+  return data;
+}
+
+function operatorTypeFor(options: FullyConnectedOptions): number {
+  if (options.operatorType !== undefined) {
+    assertPositiveInteger(options.operatorType, 'operatorType');
+    return options.operatorType;
+  }
+  const revision =
+    options.xnnpackRevision === undefined
+      ? (options.cache.xnnpackRevision ?? DEFAULT_XNNPACK_REVISION)
+      : assertXnnpackRevision(options.xnnpackRevision, 'xnnpackRevision');
+  return XNNPACK_REVISIONS[revision].fullyConnectedNcF32;
+}
+
 /**
  * Creates a fully-connected operator through the weights-cache provider, in the order
- * XNNPACK does (spec §1): key → lookUp → on a miss reserveSpace, zero-fill, pack,
- * lookUpOrInsert.
+ * XNNPACK does: key → lookUp → on a miss reserveSpace, zero-fill, pack, lookUpOrInsert.
+ * The key carries the full packing layout and packed size, so a hit never serves a pack
+ * of another shape whose seed collides. The unpacked views are handed back to the cache
+ * (releaseUnpackedData) as soon as the operator exists, hit or miss.
  */
 export function createFullyConnectedNcF32(options: FullyConnectedOptions): FullyConnectedOperator {
   const { cache, inputChannels, outputChannels } = options;
@@ -64,48 +111,40 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
   assertTiling(tiling);
   const extraBytes = options.extraBytes ?? 0;
   if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
-  const kernelData = dataOf(options.kernel, 'kernel');
-  if (kernelData.length !== outputChannels * inputChannels) {
-    invalidArgument(`${outputChannels * inputChannels} kernel floats`, 'kernel', kernelData);
+  const range = outputRange(options.outputMin, options.outputMax);
+  const kernelElements = outputChannels * inputChannels;
+  if (elementsOf(options.kernel, 'kernel') !== kernelElements) {
+    invalidArgument(`${kernelElements} kernel elements`, 'kernel', options.kernel);
   }
   const biasSource = options.bias ?? null;
-  const biasData = biasSource === null ? null : dataOf(biasSource, 'bias');
-  if (biasData !== null && biasData.length !== outputChannels) {
-    invalidArgument(`${outputChannels} bias floats`, 'bias', biasData);
+  if (biasSource !== null && elementsOf(biasSource, 'bias') !== outputChannels) {
+    invalidArgument(`${outputChannels} bias elements`, 'bias', biasSource);
   }
 
-  const layout = gemmGoiLayout({
-    nc: outputChannels,
-    kc: inputChannels,
-    nr: tiling.nr,
-    kr: tiling.kr,
-    sr: tiling.sr,
-    extraBytes,
-  });
-  const alignedSize = roundUp(layout.packedBytes, PACKED_ALLOCATION_ALIGNMENT);
-  const seedInput = {
+  const plan = fullyConnectedPlan(
     outputChannels,
     inputChannels,
-    nr: tiling.nr,
-    kr: tiling.kr,
-    sr: tiling.sr,
+    tiling.nr,
+    tiling.kr,
+    tiling.sr,
     extraBytes,
-  };
-  const seed = fullyConnectedSeed(
-    options.operatorType === undefined
-      ? seedInput
-      : { ...seedInput, operatorType: options.operatorType },
+    operatorTypeFor(options),
   );
+  const { alignedSize } = plan;
   const key = {
-    seed,
+    seed: plan.seed,
     kernel: options.kernel,
     bias: biasSource,
     fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
+    layout: plan.layout,
+    packedSize: alignedSize,
   };
 
   let offset = cache.lookUp(key);
   const cacheHit = offset !== NOT_FOUND;
-  if (!cacheHit) {
+  if (cacheHit) {
+    checkRegion(cache.offsetToAddr(offset), plan.gemm);
+  } else {
     const buffer = cache.reserveSpace(alignedSize);
     if (buffer === null) {
       throw new WeightsCacheError(
@@ -113,9 +152,12 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
         `Failed to reserve ${alignedSize} bytes for packed fully-connected weights`,
       );
     }
-    // Packing skips padding slots; they are zero only because of this fill.
-    buffer.fill(0);
-    packF32GemmGoiW(layout, kernelData, biasData, buffer);
+    // Packing skips padding slots; they are zero only because of this fill (fresh file
+    // pages already are).
+    if (cache.isReservedZeroed?.(buffer) !== true) buffer.fill(0);
+    const kernelData = dataOf(options.kernel, kernelElements, 'kernel');
+    const biasData = biasSource === null ? null : dataOf(biasSource, outputChannels, 'bias');
+    packWithLayout(plan.gemm, kernelData, biasData, buffer);
     offset = cache.lookUpOrInsert(key, buffer, alignedSize);
     if (offset === NOT_FOUND) {
       throw new WeightsCacheError(
@@ -124,7 +166,24 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
       );
     }
   }
-  return new FullyConnectedNcF32(cache, layout, tiling, offset, seed, cacheHit);
+  // The unpacked weights are no longer needed: free them now, not at finalize.
+  if (cache.releaseUnpackedData !== undefined) {
+    if (!(options.kernel instanceof Float32Array)) cache.releaseUnpackedData(options.kernel);
+    if (biasSource !== null && !(biasSource instanceof Float32Array)) {
+      cache.releaseUnpackedData(biasSource);
+    }
+  }
+  return new FullyConnectedNcF32(cache, plan, tiling, offset, cacheHit, range);
+}
+
+/** Never read past an entry: the region handed out must hold the whole packed layout. */
+function checkRegion(bytes: Uint8Array, layout: GemmGoiLayout): void {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength < layout.packedBytes) {
+    throw new WeightsCacheError(
+      'ERR_CACHE_ENTRY_TOO_SMALL',
+      `The cache handed out ${bytes instanceof Uint8Array ? bytes.byteLength : 'no'} bytes for packed weights of ${layout.packedBytes} bytes (${layout.nc}x${layout.kc})`,
+    );
+  }
 }
 
 /** Rows computed together by one pass over the packed weights. */
@@ -139,28 +198,41 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
   readonly cacheHit: boolean;
   readonly #cache: WeightsCacheProvider;
   readonly #layout: GemmGoiLayout;
-  /** Input rows, each padded with zeros to K', so padded weight slots multiply zeros. */
-  readonly #rows: Float32Array;
+  readonly #range: OutputRange | null;
+  /**
+   * Input rows, each padded with zeros to K', so padded weight slots multiply zeros.
+   * Created at the first run: a model's operators are created long before they all run.
+   */
+  #rows: Float32Array | null = null;
   #viewOf: Uint8Array | null = null;
   #weights: Float32Array | null = null;
 
   constructor(
     cache: WeightsCacheProvider,
-    layout: GemmGoiLayout,
+    plan: FullyConnectedPlan,
     tiling: GemmTiling,
     offset: number,
-    seed: number,
     cacheHit: boolean,
+    range: OutputRange | null,
   ) {
+    const layout = plan.gemm;
     this.#cache = cache;
     this.#layout = layout;
+    this.#range = range;
     this.inputChannels = layout.kc;
     this.outputChannels = layout.nc;
-    this.tiling = { nr: tiling.nr, kr: tiling.kr, sr: tiling.sr };
+    this.tiling = tiling;
     this.offset = offset;
-    this.seed = seed;
+    this.seed = plan.seed;
     this.cacheHit = cacheHit;
-    this.#rows = new Float32Array(layout.paddedKc * ROWS_PER_PASS);
+  }
+
+  get outputMin(): number {
+    return this.#range === null ? Number.NEGATIVE_INFINITY : this.#range.min;
+  }
+
+  get outputMax(): number {
+    return this.#range === null ? Number.POSITIVE_INFINITY : this.#range.max;
   }
 
   run(input: Float32Array, batchSize: number, output?: Float32Array): Float32Array {
@@ -181,6 +253,7 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     }
     // Looked up at every run: the cache may hand back a different mapping over time.
     const w = this.#weightsView(this.#cache.offsetToAddr(this.offset));
+    this.#rows ??= new Float32Array(this.#layout.paddedKc * ROWS_PER_PASS);
     const rows = this.#rows;
     const kPadded = this.#layout.paddedKc;
     let r = 0;
@@ -195,11 +268,13 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
       rows.set(input.subarray(r * kc, r * kc + kc));
       this.#runRow(w, rows, y, r * nc);
     }
+    if (this.#range !== null) clampOutputs(y, batchSize * nc, this.#range);
     return y;
   }
 
   #weightsView(bytes: Uint8Array): Float32Array {
     if (bytes !== this.#viewOf || this.#weights === null) {
+      checkRegion(bytes, this.#layout);
       this.#weights = new Float32Array(
         bytes.buffer,
         bytes.byteOffset,

@@ -1,4 +1,4 @@
-import { invalidArgument } from '../errors.js';
+import { assertPositiveInteger, invalidArgument } from '../errors.js';
 
 /** A GEMM ukernel's weight tiling: nr output channels per block, kr-wide chunks, sr shuffle. */
 export interface GemmTiling {
@@ -22,6 +22,10 @@ export const GEMM_TILINGS = {
 export const DEFAULT_GEMM_TILING: GemmTiling = GEMM_TILINGS.nr8kr1sr1;
 
 export function assertTiling(tiling: GemmTiling): void {
-  if (tiling === null || typeof tiling !== 'object')
+  if (tiling === null || typeof tiling !== 'object') {
     invalidArgument('{ nr, kr, sr }', 'tiling', tiling);
+  }
+  assertPositiveInteger(tiling.nr, 'tiling.nr');
+  assertPositiveInteger(tiling.kr, 'tiling.kr');
+  assertPositiveInteger(tiling.sr, 'tiling.sr');
 }

@@ -90,7 +90,16 @@ export function packF32GemmGoiW(
   bias: Float32Array | null,
   out: Uint8Array,
 ): void {
-  const layout = gemmGoiLayout(shape);
+  packWithLayout(gemmGoiLayout(shape), kernel, bias, out);
+}
+
+/** packF32GemmGoiW for a layout gemmGoiLayout already derived (and validated). */
+export function packWithLayout(
+  layout: GemmGoiLayout,
+  kernel: Float32Array,
+  bias: Float32Array | null,
+  out: Uint8Array,
+): void {
   const { groups, nc, kc, packedBytes } = layout;
   if (!(kernel instanceof Float32Array) || kernel.length < groups * nc * kc) {
     invalidArgument(`a Float32Array of at least ${groups * nc * kc} floats`, 'kernel', kernel);

@@ -1,10 +1,12 @@
-import { assertNonNegativeInteger } from '../errors.js';
+import { invalidArgument } from '../errors.js';
+import { DEFAULT_XNNPACK_REVISION, XNNPACK_REVISIONS } from './xnnpack-revisions.js';
 
 /**
- * xnn_operator_type_fully_connected_nc_f32 in XNNPACK's operator-type enum (value 64 in
- * src/enums/operator-type.yaml at the time of writing; it moves between versions).
+ * xnn_operator_type_fully_connected_nc_f32 at the default XNNPACK revision (63 at
+ * 92a7ad50, what ExecuTorch main pins; see XNNPACK_REVISIONS for others).
  */
-export const OPERATOR_TYPE_FULLY_CONNECTED_NC_F32 = 64;
+export const OPERATOR_TYPE_FULLY_CONNECTED_NC_F32 =
+  XNNPACK_REVISIONS[DEFAULT_XNNPACK_REVISION].fullyConnectedNcF32;
 
 export interface FullyConnectedSeedInput {
   readonly outputChannels: number;
@@ -24,26 +26,42 @@ export interface FullyConnectedSeedInput {
  * are transposed; as a u32.
  */
 export function fullyConnectedSeed(input: FullyConnectedSeedInput): number {
-  const extraBytes = input.extraBytes ?? 0;
-  const operatorType = input.operatorType ?? OPERATOR_TYPE_FULLY_CONNECTED_NC_F32;
-  for (const [what, value] of [
-    ['outputChannels', input.outputChannels],
-    ['inputChannels', input.inputChannels],
-    ['nr', input.nr],
-    ['kr', input.kr],
-    ['sr', input.sr],
-    ['extraBytes', extraBytes],
-    ['operatorType', operatorType],
-  ] as const) {
-    assertNonNegativeInteger(value, what);
+  return fullyConnectedSeedOf(
+    input.outputChannels,
+    input.inputChannels,
+    input.nr,
+    input.kr,
+    input.sr,
+    input.extraBytes ?? 0,
+    input.operatorType ?? OPERATOR_TYPE_FULLY_CONNECTED_NC_F32,
+    input.transposed === true,
+  );
+}
+
+/** fullyConnectedSeed with positional arguments: no object or array per call. */
+export function fullyConnectedSeedOf(
+  outputChannels: number,
+  inputChannels: number,
+  nr: number,
+  kr: number,
+  sr: number,
+  extraBytes: number,
+  operatorType: number,
+  transposed: boolean,
+): number {
+  checkField(outputChannels, 'outputChannels');
+  checkField(inputChannels, 'inputChannels');
+  checkField(nr, 'nr');
+  checkField(kr, 'kr');
+  checkField(sr, 'sr');
+  checkField(extraBytes, 'extraBytes');
+  checkField(operatorType, 'operatorType');
+  const seed = outputChannels ^ inputChannels ^ nr ^ kr ^ sr ^ extraBytes ^ operatorType;
+  return (transposed ? ~seed : seed) >>> 0;
+}
+
+function checkField(value: number, what: string): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    invalidArgument('a non-negative integer', what, value);
   }
-  const seed =
-    input.outputChannels ^
-    input.inputChannels ^
-    input.nr ^
-    input.kr ^
-    input.sr ^
-    extraBytes ^
-    operatorType;
-  return (input.transposed === true ? ~seed : seed) >>> 0;
 }
