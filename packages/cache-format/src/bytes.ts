@@ -77,8 +77,8 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const utf8Encoder = new TextEncoder();
 
 /**
- * Decodes `bytes[start, end)` as strict UTF-8 (a BOM is kept, never stripped, so names round
- * trip byte for byte). `fileOffset` is the absolute offset of `bytes[start]`, for errors.
+ * Decodes `bytes[start, end)` as strict UTF-8 (a BOM is kept, never stripped, so the identity
+ * round trips byte for byte). `fileOffset` is the absolute offset of `bytes[start]`, for errors.
  * (TextDecoder is faster here than any ASCII fast path in JS, measured on Node 20.)
  */
 export function decodeUtf8(
@@ -106,7 +106,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /**
  * Encodes a string as UTF-8, refusing lone surrogates (TextEncoder would silently replace them
- * with U+FFFD and the round trip would change the name). `maxBytes` is checked before encoding
+ * with U+FFFD and the round trip would change the identity). `maxBytes` is checked before encoding
  * when the string is obviously too long (UTF-8 never uses fewer bytes than UTF-16 code units).
  */
 export function encodeUtf8(

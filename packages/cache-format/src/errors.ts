@@ -24,7 +24,10 @@ export const XPWC_ERROR_CODES = [
   'ERR_XPWC_IDENTITY_MISMATCH',
   /** A length or count exceeds a named limit (see `limits.ts`). */
   'ERR_XPWC_LIMIT',
-  /** A name or identity is not well-formed UTF-8. */
+  /**
+   * The v3 identity is not well-formed UTF-8. Entry names are bytes and never raise it (a name
+   * that is not UTF-8 decodes with surrogateescape, see `nameFromBytes`).
+   */
   'ERR_XPWC_BAD_UTF8',
   /** A field holds a value the format forbids (reserved bits set, generation 0, ...). */
   'ERR_XPWC_BAD_FIELD',

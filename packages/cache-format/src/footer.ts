@@ -56,8 +56,9 @@ export function parseFooter(tail: Uint8Array, end: number | undefined): Footer {
   const dv = viewOf(tail);
   // magic:u32 | version:u32 end every footer: they are read before the version's layout is known.
   const magicAt = tail.length - FOOTER_TAIL_SIZE;
+  const versionAt = magicAt + 4;
   const magic = dv.getUint32(magicAt, true);
-  const version = dv.getUint32(magicAt + 4, true);
+  const version = dv.getUint32(versionAt, true);
   if (magic !== MAGIC) {
     throw new XpwcFormatError(
       'ERR_XPWC_BAD_MAGIC',
@@ -69,14 +70,14 @@ export function parseFooter(tail: Uint8Array, end: number | undefined): Footer {
     throw new XpwcFormatError(
       'ERR_XPWC_STALE_V1',
       'version 1 cache file (no per-entry seed): stale, rebuild it',
-      tailEnd - FOOTER_TAIL_SIZE + 4,
+      base + versionAt,
     );
   }
   if (version !== VERSION_2 && version !== VERSION_3) {
     throw new XpwcFormatError(
       'ERR_XPWC_UNSUPPORTED_VERSION',
       `unsupported cache file version ${version}`,
-      tailEnd - FOOTER_TAIL_SIZE + 4,
+      base + versionAt,
     );
   }
   const size = version === VERSION_2 ? V2_FOOTER_SIZE : V3_FOOTER_SIZE;

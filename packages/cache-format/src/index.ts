@@ -43,6 +43,7 @@ export {
   type FileRegionKind,
   ORPHAN_REGION_KINDS,
 } from './file-layout.js';
+export { readFooter, V2_FOOTER_FIELDS, V3_FOOTER_FIELDS } from './footer.js';
 export {
   COMMIT_SLOT_FIELDS,
   type CommitPlan,
@@ -103,12 +104,9 @@ export {
   decodeTrailer,
   type EncodeOptions,
   type EncodeOptionsV2,
-  type EncodeOptionsV3,
   encodeTrailer,
-  readFooter,
-  V2_FOOTER_FIELDS,
-  V3_FOOTER_FIELDS,
 } from './trailer.js';
+export type { EncodeOptionsV3 } from './trailer-v3.js';
 export type {
   DecodeOptions,
   Footer,

@@ -1,6 +1,7 @@
 import { toFileSize } from './bytes.js';
 import {
   MAX_FOOTER_SIZE,
+  V2_FOOTER_SIZE,
   V3_FOOTER_SIZE,
   V3_HEADER_FIXED_SIZE,
   V3_HEADER_READ_SIZE,
@@ -9,6 +10,7 @@ import {
   VERSION_3,
 } from './constants.js';
 import { isXpwcFormatError, XpwcFormatError } from './errors.js';
+import { readFooter, V2_FOOTER_FIELDS } from './footer.js';
 import {
   type CommitSlot,
   decodeHeader,
@@ -19,7 +21,7 @@ import {
 } from './header.js';
 import { MAX_TRAILER_BYTES } from './limits.js';
 import { type CommitSlotReport, type CommitSlotStatus, reportSlots } from './slot-report.js';
-import { decodeTrailer, readFooter } from './trailer.js';
+import { decodeTrailer } from './trailer.js';
 import type { DecodeOptions, Trailer, TrailerV3 } from './types.js';
 
 /** Reads `length` bytes at absolute `offset`. May return a longer view (the rest is ignored). */
@@ -183,7 +185,7 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
         throw new XpwcFormatError(
           'ERR_XPWC_BAD_FIELD',
           `slot ${index} names a v2 trailer`,
-          end - 4,
+          end - V2_FOOTER_SIZE + V2_FOOTER_FIELDS.version,
         );
       }
       if (trailer.indexStart !== slot.trailerOffset) {

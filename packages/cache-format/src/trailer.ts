@@ -8,9 +8,6 @@ import { decodeV2, encodeV2 } from './trailer-v2.js';
 import { decodeV3, type EncodeOptionsV3, encodeV3 } from './trailer-v3.js';
 import type { DecodeOptions, Trailer, XpwcEntryV2, XpwcEntryV3 } from './types.js';
 
-export { readFooter, V2_FOOTER_FIELDS, V3_FOOTER_FIELDS } from './footer.js';
-export type { EncodeOptionsV3 } from './trailer-v3.js';
-
 /**
  * Decodes and validates the trailer that ends at `fileSize`.
  *
