@@ -9,10 +9,11 @@ export interface CacheFileReader {
   close(): void;
 }
 
-export function openCacheFile(path: string): CacheFileReader {
+/** Opens `path` for reading; `location` (default `path`) is where it is, if `path` is relative to another folder. */
+export function openCacheFile(path: string, location = path): CacheFileReader {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(location, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
     throw new CliError(`${path}: cannot open (${code})`, {

@@ -18,11 +18,21 @@ export function formatMs(ms: number): string {
   return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`;
 }
 
-/** Renders rows as an aligned text table; numeric-looking cells are right-aligned. */
-export function renderTable(headers: string[], rows: string[][]): string {
+/**
+ * Renders rows as an aligned text table; numeric-looking cells are right-aligned. When the
+ * table is wider than `columns`, each row becomes a block of "header: value" lines instead
+ * (the first cell as the block's title), which reads at any width.
+ */
+export function renderTable(
+  headers: string[],
+  rows: string[][],
+  columns: number = Number.POSITIVE_INFINITY,
+): string {
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
+  const tableWidth = widths.reduce((sum, width) => sum + width, 0) + 2 * (widths.length - 1);
+  if (tableWidth > columns) return renderRecords(headers, rows, columns);
   const numeric = headers.map(
     (_, column) =>
       rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+( \w+)?x?$|^0x/.test(row[column] ?? '')),
@@ -37,4 +47,42 @@ export function renderTable(headers: string[], rows: string[][]): string {
   return [line(headers), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
     '\n',
   );
+}
+
+/** The narrow form: one block per row, its first cell as title, then "  header: value" lines. */
+function renderRecords(headers: string[], rows: string[][], columns: number): string {
+  return rows
+    .map((row) => {
+      const [title = '', ...cells] = row;
+      const lines = cells
+        .map((cell, index) => [headers[index + 1] ?? '', cell] as const)
+        .filter(([, cell]) => cell !== '')
+        .flatMap(([header, cell]) =>
+          wrap(`${header}: ${cell}`, columns - 2, 4).map((l) => `  ${l}`),
+        );
+      return [...wrap(title, columns, 2), ...lines].join('\n');
+    })
+    .join('\n\n');
+}
+
+/**
+ * Breaks text into lines of at most `width` characters, at spaces when it can (a long
+ * word such as a hex name is cut); continuation lines are indented by `indent`.
+ */
+export function wrap(text: string, width: number, indent = 0): string[] {
+  if (!Number.isFinite(width) || text.length <= width) return [text];
+  const room = Math.max(width, indent + 8);
+  const lines: string[] = [];
+  let rest = text;
+  let prefix = '';
+  while (prefix.length + rest.length > room) {
+    const limit = room - prefix.length;
+    const space = rest.lastIndexOf(' ', limit);
+    const cut = space > limit / 3 ? space : limit;
+    lines.push(prefix + rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+    prefix = ' '.repeat(indent);
+  }
+  if (rest !== '') lines.push(prefix + rest);
+  return lines;
 }

@@ -1,75 +1,121 @@
 import { parseArgs } from 'node:util';
 import { CliError, EXIT_OK, EXIT_USAGE } from './cli-error.js';
-import type { Command } from './command.js';
+import type { Command, CommandContext } from './command.js';
 import { commands } from './commands/index.js';
+import { closest, commandHelp, globalHelp } from './help.js';
+import { type CliIo, type CliIoInput, colorEnabled, progressEnabled, resolveIo } from './io.js';
+import { byteProgress } from './progress.js';
 import { style } from './style.js';
+import { TempPaths } from './temp-paths.js';
+import { cliVersion } from './version.js';
 
-const VERSION_TEXT = 'memlayer (@memlayer/cli 0.1.0)';
-
-function helpText(): string {
-  const width = Math.max(...commands.map((command) => command.name.length));
-  return [
-    'memlayer — packed-weights caches, programs and the memory they use',
-    '',
-    'Usage: memlayer <command> [options]',
-    '',
-    'Commands:',
-    ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
-    '',
-    'Every command: --help, --debug (stack traces). Tables: --json for one JSON document.',
-    'Exit codes: 0 ok, 1 problems found or command failed, 2 bad usage or unreadable input.',
-  ].join('\n');
-}
-
-/** Runs one CLI invocation and returns its exit code; never throws. */
-export async function main(argv: string[], io = defaultIo()): Promise<number> {
+/**
+ * Runs one CLI invocation and returns its exit code; never throws. `io` defaults to the
+ * real process (stdout, stderr, env, terminal width, cwd); tests pass their own.
+ */
+export async function main(argv: string[], ioInput: CliIoInput = {}): Promise<number> {
+  const io = resolveIo(ioInput);
+  const stdout = (text: string) => void io.stdout.write(text);
+  const stderr = (text: string) => void io.stderr.write(text);
   const debug = argv.includes('--debug');
   const args = argv.filter((arg) => arg !== '--debug');
   const [name, ...rest] = args;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(`${helpText()}\n`);
+  if (name === undefined || name === '--help' || name === '-h') {
+    stdout(`${globalHelp(commands, io.columns)}\n`);
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (name === '--version' || name === '-v') {
-    io.stdout(`${VERSION_TEXT}\n`);
+    stdout(`${cliVersion()}\n`);
     return EXIT_OK;
   }
-  const command = commands.find((candidate) => candidate.name === name);
-  if (!command) {
-    io.stderr(`memlayer: unknown command "${name}"; run \`memlayer --help\` for the list\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout(`${command.summary}\n\nUsage: ${command.usage}\n`);
+  if (name === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) {
+      stdout(`${globalHelp(commands, io.columns)}\n`);
       return EXIT_OK;
     }
-    return await command.run({ ...parse(command, rest), ...io });
+    const command = findCommand(topic, io);
+    if (command) stdout(`${commandHelp(command, io.columns)}\n`);
+    return command ? EXIT_OK : EXIT_USAGE;
+  }
+  const command = findCommand(name, io);
+  if (!command) return EXIT_USAGE;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    stdout(`${commandHelp(command, io.columns)}\n`);
+    return EXIT_OK;
+  }
+  const temp = new TempPaths();
+  try {
+    return await command.run({ ...parse(command, rest), ...contextOf(io, temp) });
   } catch (error) {
-    io.stderr(`${describeFailure(command, error, debug)}\n`);
+    stderr(`${describeFailure(command, error, debug, colorEnabled(io.stderr, io.env))}\n`);
     return error instanceof CliError ? error.exitCode : 1;
+  } finally {
+    temp.dispose();
   }
 }
 
+function contextOf(io: CliIo, temp: TempPaths): Omit<CommandContext, 'values' | 'positionals'> {
+  const progress = progressEnabled(io.stderr, io.env);
+  return {
+    stdout: (text) => void io.stdout.write(text),
+    stderr: (text) => void io.stderr.write(text),
+    env: io.env,
+    columns: io.columns,
+    cwd: io.cwd,
+    color: colorEnabled(io.stdout, io.env),
+    stderrColor: colorEnabled(io.stderr, io.env),
+    progress: (label, total) => byteProgress(label, total, io.stderr, progress),
+    temp,
+    signal: io.signal,
+    stderrStream: io.stderr,
+  };
+}
+
+/** The command called `name`, or a one-line error with the closest name on stderr. */
+function findCommand(name: string, io: CliIo): Command | undefined {
+  const command = commands.find((candidate) => candidate.name === name);
+  if (command) return command;
+  const guess = closest(
+    name,
+    commands.map((candidate) => candidate.name),
+  );
+  const hint = guess
+    ? `did you mean \`memlayer ${guess}\`?`
+    : 'run `memlayer --help` for the list of commands';
+  io.stderr.write(`memlayer: unknown command "${name}"; ${hint}\n`);
+  return undefined;
+}
+
 function parse(command: Command, args: string[]) {
+  const options = Object.fromEntries(
+    Object.entries(command.options).map(([name, option]) => [
+      name,
+      option.short ? { type: option.type, short: option.short } : { type: option.type },
+    ]),
+  );
   try {
     const { values, positionals } = parseArgs({
       args,
-      options: command.options,
+      options,
       allowPositionals: true,
       strict: true,
     });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (error) {
-    throw new CliError(`memlayer ${command.name}: ${(error as Error).message}`, {
+    const unknown = /Unknown option '-+([^']+)'/.exec((error as Error).message)?.[1];
+    const guess = unknown ? closest(unknown, Object.keys(command.options)) : undefined;
+    const message = unknown
+      ? `unknown option "--${unknown}"${guess ? `; did you mean --${guess}?` : ''}`
+      : (error as Error).message;
+    throw new CliError(`memlayer ${command.name}: ${message}`, {
       exitCode: EXIT_USAGE,
-      hint: `usage: ${command.usage}`,
+      hint: `run \`memlayer help ${command.name}\` for its options`,
     });
   }
 }
 
-function describeFailure(command: Command, error: unknown, debug: boolean): string {
-  const color = process.stderr.isTTY === true && !process.env['NO_COLOR'];
+function describeFailure(command: Command, error: unknown, debug: boolean, color: boolean): string {
   const head = style('error', 'red', color);
   if (error instanceof CliError) {
     const line = `${head} ${error.message}${error.hint ? ` — ${error.hint}` : ''}`;
@@ -78,11 +124,4 @@ function describeFailure(command: Command, error: unknown, debug: boolean): stri
   const err = error as Error & { code?: string };
   const line = `${head} memlayer ${command.name}: ${err.code ? `${err.code}: ` : ''}${err.message ?? String(error)} — run with --debug for the stack`;
   return debug ? `${line}\n${err.stack}` : line;
-}
-
-function defaultIo() {
-  return {
-    stdout: (text: string) => process.stdout.write(text),
-    stderr: (text: string) => process.stderr.write(text),
-  };
 }

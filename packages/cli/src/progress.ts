@@ -1,20 +1,26 @@
 import cliProgress from 'cli-progress';
 import { formatBytes } from './format.js';
+import type { OutputStream } from './io.js';
 
-/** Progress of long work in bytes; drawn on stderr only when it is a terminal. */
+/** Progress of long work in bytes; drawn on stderr only when the caller allows it. */
 export interface ByteProgress {
   advance(bytes: number): void;
   stop(): void;
 }
 
-const SILENT: ByteProgress = { advance() {}, stop() {} };
+export const SILENT_PROGRESS: ByteProgress = { advance() {}, stop() {} };
 
-export function byteProgress(label: string, totalBytes: number): ByteProgress {
-  if (!process.stderr.isTTY || totalBytes === 0) return SILENT;
+export function byteProgress(
+  label: string,
+  totalBytes: number,
+  stream: OutputStream,
+  enabled: boolean,
+): ByteProgress {
+  if (!enabled || totalBytes === 0) return SILENT_PROGRESS;
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
     {
-      stream: process.stderr,
+      stream: stream as NodeJS.WritableStream,
       format: `${label} [{bar}] {percentage}% {done} / {total_h} {rate}`,
       hideCursor: true,
       clearOnComplete: true,

@@ -10,7 +10,7 @@ import {
   type XnnpackHandle,
 } from '@memlayer/module-loader';
 import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
-import { type ByteProgress, byteProgress } from './progress.js';
+import { type ByteProgress, SILENT_PROGRESS } from './progress.js';
 
 export interface RunProgramOptions {
   programPath: string;
@@ -22,6 +22,8 @@ export interface RunProgramOptions {
   /** Inputs as flat arrays; deterministic inputs when omitted. */
   inputs?: Float32Array[];
   repeat: number;
+  /** Draws packing progress (default: none). */
+  progress?: (label: string, totalBytes: number) => ByteProgress;
 }
 
 export interface RunReport {
@@ -80,7 +82,7 @@ export function runProgram(options: RunProgramOptions): RunReport {
     xnnpack: {
       caches: manager,
       onOperatorCreated: (event) => {
-        progress ??= byteProgress('pack', event.totalWeightBytes);
+        progress ??= options.progress?.('pack', event.totalWeightBytes) ?? SILENT_PROGRESS;
         progress.advance(event.weightBytes - reported);
         reported = event.weightBytes;
       },

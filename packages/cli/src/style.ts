@@ -1,9 +1,3 @@
-/** ANSI styling for stdout, off when NO_COLOR is set or stdout is not a terminal. */
-export function colorEnabled(stream: NodeJS.WriteStream = process.stdout): boolean {
-  if ('NO_COLOR' in process.env && process.env['NO_COLOR'] !== '') return false;
-  return stream.isTTY === true;
-}
-
 const CODES = {
   bold: [1, 22],
   dim: [2, 22],
@@ -14,7 +8,8 @@ const CODES = {
 } as const;
 export type Style = keyof typeof CODES;
 
-export function style(text: string, name: Style, enabled = colorEnabled()): string {
+/** ANSI styling, applied only when `enabled` (see colorEnabled in io.ts for the policy). */
+export function style(text: string, name: Style, enabled: boolean): string {
   if (!enabled) return text;
   const [open, close] = CODES[name];
   return `\u001b[${open}m${text}\u001b[${close}m`;

@@ -27,8 +27,8 @@ function variant(name: string, edit: (bytes: Uint8Array) => Uint8Array): string 
 }
 
 describe('memlayer inspect', () => {
-  test('reads a v2 file built byte by byte from the format table', () => {
-    const result = memlayer(['inspect', v2Path, '--json']);
+  test('reads a v2 file built byte by byte from the format table', async () => {
+    const result = await memlayer(['inspect', v2Path, '--json']);
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.version).toBe(2);
@@ -50,17 +50,17 @@ describe('memlayer inspect', () => {
     expect(report.trailerBytes).toBe(readFileSync(v2Path).length - 8192);
   });
 
-  test('draws the layout strip and reports orphans of a v3 file', () => {
-    const result = memlayer(['inspect', v3Path, '--width', '24']);
+  test('draws the layout strip and reports orphans of a v3 file', async () => {
+    const result = await memlayer(['inspect', v3Path, '--width', '24']);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('memlayer-test/1 nr8kr1sr1');
     expect(result.stdout).toMatch(/\|H+\.+#+\+*#\+*T+\|/);
     expect(result.stdout).toMatch(/orphans\s+4\.00 KiB/);
   });
 
-  test('--svg writes a picture of the same layout', () => {
+  test('--svg writes a picture of the same layout', async () => {
     const svg = join(dir, 'layout.svg');
-    const result = memlayer(['inspect', v3Path, '--svg', svg]);
+    const result = await memlayer(['inspect', v3Path, '--svg', svg]);
     expect(result.status).toBe(0);
     const text = readFileSync(svg, 'utf8');
     expect(text.startsWith('<svg')).toBe(true);
@@ -70,8 +70,8 @@ describe('memlayer inspect', () => {
 });
 
 describe('memlayer verify', () => {
-  test('a clean v3 file verifies with --full (exit 0)', () => {
-    const result = memlayer(['verify', v3Path, '--full', '--json']);
+  test('a clean v3 file verifies with --full (exit 0)', async () => {
+    const result = await memlayer(['verify', v3Path, '--full', '--json']);
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({
@@ -83,49 +83,49 @@ describe('memlayer verify', () => {
     });
   });
 
-  test('a flipped data byte is found only by --full (exit 1, entry named)', () => {
+  test('a flipped data byte is found only by --full (exit 1, entry named)', async () => {
     const path = variant('bitrot.bin', (bytes) => {
       const at = (v3EntryOffsets[1] as number) + 10;
       bytes[at] = (bytes[at] as number) ^ 0x01;
       return bytes;
     });
-    expect(memlayer(['verify', path]).status).toBe(0);
-    const result = memlayer(['verify', path, '--full']);
+    expect((await memlayer(['verify', path])).status).toBe(0);
+    const result = await memlayer(['verify', path, '--full']);
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('ERR_XPWC_CHECKSUM');
     expect(result.stdout).toContain('layer1.weightlayer1.bias');
   });
 
-  test('a damaged trailer is a problem found (exit 1) with the code and offset', () => {
+  test('a damaged trailer is a problem found (exit 1) with the code and offset', async () => {
     const path = variant('torn-trailer.bin', (bytes) => {
       bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0xff;
       return bytes;
     });
-    const result = memlayer(['verify', path, '--json']);
+    const result = await memlayer(['verify', path, '--json']);
     expect(result.status).toBe(1);
     const report = JSON.parse(result.stdout);
     expect(report.ok).toBe(false);
     expect(report.findings[0].code).toBe('ERR_XPWC_NO_COMMIT');
   });
 
-  test('v2 with --full warns that there are no checksums but passes', () => {
-    const result = memlayer(['verify', v2Path, '--full']);
+  test('v2 with --full warns that there are no checksums but passes', async () => {
+    const result = await memlayer(['verify', v2Path, '--full']);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('NO_CHECKSUMS');
   });
 
-  test('a truncated v2 file is unusable input (exit 2, one line on stderr)', () => {
+  test('a truncated v2 file is unusable input (exit 2, one line on stderr)', async () => {
     const path = join(dir, 'truncated.bin');
     writeFileSync(path, v2FileByHand().subarray(0, 8200));
-    const result = memlayer(['verify', path]);
+    const result = await memlayer(['verify', path]);
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain(path);
     expect(result.stderr).toContain('ERR_XPWC_BAD_MAGIC');
   });
 
-  test('a missing file is exit 2 and says what to do', () => {
-    const result = memlayer(['inspect', join(dir, 'nope.bin')]);
+  test('a missing file is exit 2 and says what to do', async () => {
+    const result = await memlayer(['inspect', join(dir, 'nope.bin')]);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('ENOENT');
     expect(result.stderr).toContain('check the path');
@@ -133,8 +133,8 @@ describe('memlayer verify', () => {
 });
 
 describe('memlayer stats and usage', () => {
-  test('stats --json counts entries and bytes', () => {
-    const result = memlayer(['stats', v3Path, '--json']);
+  test('stats --json counts entries and bytes', async () => {
+    const result = await memlayer(['stats', v3Path, '--json']);
     expect(result.status).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       version: 3,
@@ -145,10 +145,10 @@ describe('memlayer stats and usage', () => {
     });
   });
 
-  test('bad usage is exit 2', () => {
-    expect(memlayer(['inspect']).status).toBe(2);
-    expect(memlayer(['inspect', v3Path, '--bogus']).status).toBe(2);
-    expect(memlayer(['frobnicate']).status).toBe(2);
-    expect(memlayer(['--help']).status).toBe(0);
+  test('bad usage is exit 2', async () => {
+    expect((await memlayer(['inspect'])).status).toBe(2);
+    expect((await memlayer(['inspect', v3Path, '--bogus'])).status).toBe(2);
+    expect((await memlayer(['frobnicate'])).status).toBe(2);
+    expect((await memlayer(['--help'])).status).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,8 +11,9 @@ import {
   encodeHeader,
   encodeTrailer,
 } from '@memlayer/cache-format';
-
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'memlayer.js');
+import type { CliIoInput } from '../src/io.js';
+import { main } from '../src/main.js';
+import { selfCommand } from '../src/self-command.js';
 
 export interface RunResult {
   status: number;
@@ -20,14 +21,73 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the built `memlayer` binary as a user would, in a child process without a TTY. */
-export function memlayer(args: string[], env: Record<string, string> = {}): RunResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    timeout: 120_000,
+/** A captured output stream; `isTTY`/`columns` let a test play a terminal. */
+export function capture(options: { isTTY?: boolean; columns?: number } = {}) {
+  const chunks: string[] = [];
+  return {
+    isTTY: options.isTTY ?? false,
+    ...(options.columns === undefined ? {} : { columns: options.columns }),
+    write(text: string) {
+      chunks.push(text);
+      return true;
+    },
+    text: () => chunks.join(''),
+  };
+}
+
+/**
+ * Runs one `memlayer` invocation in this process on the TypeScript sources (no build),
+ * with captured stdout/stderr, no terminal, NO_COLOR and no width limit unless a test
+ * says otherwise.
+ */
+export async function memlayer(
+  args: string[],
+  options: { env?: Record<string, string>; io?: CliIoInput } = {},
+): Promise<RunResult> {
+  const stdout = capture();
+  const stderr = capture();
+  const status = await main(args, {
+    stdout,
+    stderr,
+    env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...options.env },
+    columns: undefined,
+    ...options.io,
   });
-  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  return { status, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Starts the real executable (src/bin.ts through tsx) as a user would, without a TTY. */
+export function spawnMemlayer(args: string[], env: Record<string, string> = {}) {
+  const self = selfCommand();
+  return spawn(self.command, [...self.args, ...args], {
+    cwd: PACKAGE_DIR,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** spawnMemlayer, collected: exit status or signal, and both outputs. */
+export function runMemlayer(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<RunResult & { signal: NodeJS.Signals | null }> {
+  const child = spawnMemlayer(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status, signal) =>
+      resolve({ status: status ?? -1, signal, stdout, stderr }),
+    );
+  });
 }
 
 export function tempDir(): { dir: string; cleanup: () => void } {

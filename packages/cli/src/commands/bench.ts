@@ -30,24 +30,32 @@ export const benchCommand: Command = {
   name: 'bench',
   summary:
     'benchmark suite: memlayer side by side with the systems it replaces (report.md, report.json, ratios.svg)',
-  usage: `memlayer bench [--quick] [--out <dir>] [--json] [--only <${SECTION_IDS.join(',')}>]`,
+  args: '',
   options: {
-    quick: { type: 'boolean' },
-    out: { type: 'string' },
-    json: { type: 'boolean' },
-    only: { type: 'string' },
+    quick: { type: 'boolean', description: 'small models and few repeats (a smoke run)' },
+    out: {
+      type: 'string',
+      value: '<dir>',
+      description: 'folder for report.md, report.json and ratios.svg (default: a new temp folder)',
+    },
+    json: { type: 'boolean', description: 'print report.json on stdout instead of the markdown' },
+    only: {
+      type: 'string',
+      value: `<${SECTION_IDS.join(',')}>`,
+      description: 'run only these sections (comma-separated)',
+    },
   },
   async run(context) {
     if (context.positionals.length > 0)
       throw usageError(`Unexpected argument "${context.positionals[0]}"`);
     const ids = parseOnly(stringFlag(context, 'only'));
-    const out = resolve(stringFlag(context, 'out') ?? join('docs', 'benchmarks'));
+    const named = stringFlag(context, 'out');
     const quick = boolFlag(context, 'quick');
-    const tty = process.stderr.isTTY === true;
+    const tty = context.stderrStream.isTTY === true;
     // Cache figures are about page-cache pages backed by a file: MEMLAYER_BENCH_DIR picks a
     // folder on a real disk when the temp folder is a tmpfs.
-    const workDir = mkdtempSync(
-      join(process.env['MEMLAYER_BENCH_DIR'] ?? tmpdir(), 'memlayer-bench-'),
+    const workDir = context.temp.track(
+      mkdtempSync(join(context.env['MEMLAYER_BENCH_DIR'] ?? tmpdir(), 'memlayer-bench-')),
     );
     let report: Awaited<ReturnType<typeof runBench>>;
     try {
@@ -63,14 +71,22 @@ export const benchCommand: Command = {
     }
     const markdown = reportMarkdown(report);
     const json = reportJson(report);
+    // The report goes where the user said, or to a fresh temp folder: never into the
+    // current folder unasked.
+    const out =
+      named === undefined
+        ? mkdtempSync(join(tmpdir(), 'memlayer-bench-report-'))
+        : resolve(context.cwd, named);
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, 'report.md'), markdown);
     writeFileSync(join(out, 'report.json'), json);
     writeFileSync(join(out, 'ratios.svg'), ratiosSvg(report));
-    if (boolFlag(context, 'json')) context.stdout(json);
-    else
+    if (boolFlag(context, 'json')) {
+      context.stdout(json);
+      context.stderr(`bench: report written to ${out}\n`);
+    } else
       context.stdout(
-        `${markdown}\nReport written to ${join(out, 'report.md')}, report.json and ratios.svg.\n`,
+        `${markdown}\nReport written to ${out}: report.md, report.json and ratios.svg.\n`,
       );
     return report.sections.some((section) => section.status === 'failed') ? EXIT_PROBLEMS : EXIT_OK;
   },

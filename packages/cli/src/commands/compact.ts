@@ -1,52 +1,59 @@
 import { copyFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { compact, WeightsCacheError } from '@memlayer/xnnpack-cache';
 import { CliError, EXIT_OK, EXIT_USAGE } from '../cli-error.js';
-import { boolFlag, type Command, stringFlag } from '../command.js';
+import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, renderTable } from '../format.js';
-import { type ByteProgress, byteProgress } from '../progress.js';
+import { produceOutputFile } from '../output-file.js';
+import type { ByteProgress } from '../progress.js';
 import { requirePath } from './inspect.js';
 
 export const compactCommand: Command = {
   name: 'compact',
   summary:
     'rewrite a cache file with live entries only (atomic replace); prints bytes before/after',
-  usage: 'memlayer compact <cache> [--out <file>] [--json]',
-  options: { out: { type: 'string' }, json: { type: 'boolean' } },
+  args: '<cache>',
+  options: {
+    out: {
+      type: 'string',
+      value: '<file>',
+      description: 'compact into this new file instead, leaving the original untouched',
+    },
+    force: { type: 'boolean', description: 'let --out replace an existing file' },
+    json: { type: 'boolean', description: 'print the summary as one JSON document' },
+  },
   run(context) {
     const source = requirePath(context.positionals);
-    if (!existsSync(source)) {
+    const sourceLocation = resolve(context.cwd, source);
+    if (!existsSync(sourceLocation)) {
       throw new CliError(`${source}: no such file`, {
         exitCode: EXIT_USAGE,
         hint: 'check the path',
       });
     }
     const out = stringFlag(context, 'out');
-    // --out: compact a copy, leaving the original untouched.
-    const target = out ?? source;
-    if (out !== undefined) copyFileSync(source, out);
-    let result: ReturnType<typeof compact>;
-    let progress: ByteProgress | undefined;
-    let copied = 0;
-    try {
-      result = compact(target, {
-        onProgress: (done, total) => {
-          progress ??= byteProgress('compact', total);
-          progress.advance(done - copied);
-          copied = done;
+    if (boolFlag(context, 'force') && out === undefined)
+      throw new CliError('memlayer compact: --force only applies to --out', {
+        exitCode: EXIT_USAGE,
+        hint: 'without --out the cache is compacted in place (always atomic)',
+      });
+    let result: ReturnType<typeof compact> | undefined;
+    if (out === undefined) {
+      result = compactFile(context, source, sourceLocation);
+    } else {
+      // --out: compact a copy under a temp name, then rename it into place.
+      produceOutputFile(
+        context,
+        out,
+        { force: boolFlag(context, 'force'), flag: '--out' },
+        (temp) => {
+          copyFileSync(sourceLocation, temp);
+          result = compactFile(context, source, temp);
         },
-      });
-    } catch (error) {
-      progress?.stop();
-      if (!(error instanceof WeightsCacheError)) throw error;
-      const cause = error.cause as { code?: string; message?: string } | undefined;
-      const detail = cause?.code ? ` (${cause.code}: ${cause.message})` : '';
-      throw new CliError(`${source}: ${error.code}: ${error.message}${detail}`, {
-        exitCode: cause?.code?.startsWith('ERR_XPWC_') ? EXIT_USAGE : 1,
-        hint: 'run `memlayer verify` on it; a damaged cache can simply be deleted and rebuilt',
-        cause: error,
-      });
+      );
     }
-    progress?.stop();
+    if (result === undefined) throw new Error('compact produced no result');
+    const target = out ?? source;
     const summary = { path: target, ...result, savedBytes: result.bytesBefore - result.bytesAfter };
     if (boolFlag(context, 'json')) {
       context.stdout(`${JSON.stringify(summary, null, 2)}\n`);
@@ -65,3 +72,33 @@ export const compactCommand: Command = {
     return EXIT_OK;
   },
 };
+
+/** compact() with a progress bar; its failures become one-line CLI errors naming `source`. */
+function compactFile(
+  context: CommandContext,
+  source: string,
+  location: string,
+): ReturnType<typeof compact> {
+  let progress: ByteProgress | undefined;
+  let copied = 0;
+  try {
+    return compact(location, {
+      onProgress: (done, total) => {
+        progress ??= context.progress('compact', total);
+        progress.advance(done - copied);
+        copied = done;
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof WeightsCacheError)) throw error;
+    const cause = error.cause as { code?: string; message?: string } | undefined;
+    const detail = cause?.code ? ` (${cause.code}: ${cause.message})` : '';
+    throw new CliError(`${source}: ${error.code}: ${error.message}${detail}`, {
+      exitCode: cause?.code?.startsWith('ERR_XPWC_') ? EXIT_USAGE : 1,
+      hint: 'run `memlayer verify` on it; a damaged cache can simply be deleted and rebuilt',
+      cause: error,
+    });
+  } finally {
+    progress?.stop();
+  }
+}

@@ -1,16 +1,13 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
+import { EXIT_OK, EXIT_PROBLEMS, usageError } from '../cli-error.js';
 import { boolFlag, type Command } from '../command.js';
 import { writeDemoModel } from '../demo/model.js';
 import { ascendChurn, reloadCycles, runInFreshProcess } from '../demo/steps.js';
 import { formatBytes, formatMs, renderTable } from '../format.js';
 import type { RunReport } from '../run-program.js';
 import { loadReport } from './inspect.js';
-
-const BIN = fileURLToPath(new URL('../../bin/memlayer.js', import.meta.url));
 
 /** The figures of one file-backed run that the demo table shows. */
 function runFigures(run: RunReport) {
@@ -27,12 +24,33 @@ export const demoCommand: Command = {
   name: 'demo',
   summary:
     'the main job: a model run cold, then warm in a fresh process, reload cycles, an Ascend-sim churn',
-  usage: 'memlayer demo [--quick] [--keep] [--json]',
-  options: { quick: { type: 'boolean' }, keep: { type: 'boolean' }, json: { type: 'boolean' } },
-  run(context) {
+  args: '',
+  options: {
+    quick: {
+      type: 'boolean',
+      description: 'a smaller model and fewer cycles (seconds, not minutes)',
+    },
+    keep: {
+      type: 'boolean',
+      description: 'keep the temp folder with the model and the cache (its path is printed)',
+    },
+    json: { type: 'boolean', description: 'print the figures as one JSON document' },
+  },
+  async run(context) {
+    if (context.positionals.length > 0)
+      throw usageError(`Unexpected argument "${context.positionals[0]}"`);
     const quick = boolFlag(context, 'quick');
+    const keep = boolFlag(context, 'keep');
     const dir = mkdtempSync(join(tmpdir(), 'memlayer-demo-'));
+    // Removed when the demo ends or is interrupted, unless --keep (then only on interrupt).
+    context.temp.track(dir);
     const log = (text: string) => context.stderr(`demo: ${text}\n`);
+    const { signal } = context;
+    // Lets a SIGINT/SIGTERM handler run between the synchronous steps.
+    const checkpoint = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      signal.throwIfAborted();
+    };
     try {
       const model = writeDemoModel(dir, quick ? 8 : 16, quick ? 512 : 1024);
       const cachePath = join(dir, 'model.xpwc');
@@ -40,17 +58,19 @@ export const demoCommand: Command = {
         `model: ${model.layers} linear layers of ${model.features}x${model.features} f32 (${formatBytes(model.weightBytes)}) in ${dir}`,
       );
       log('cold run in a fresh process (packs and writes the cache)…');
-      const cold = runInFreshProcess(BIN, model.programPath, cachePath, 4);
+      const cold = await runInFreshProcess(model.programPath, cachePath, 4, signal);
       const sizeAfterCold = statSync(cachePath).size;
       log('warm run in another fresh process (maps the cache)…');
-      const warm = runInFreshProcess(BIN, model.programPath, cachePath, 4);
+      const warm = await runInFreshProcess(model.programPath, cachePath, 4, signal);
       log('heap-only run for comparison…');
-      const heap = runInFreshProcess(BIN, model.programPath, '', 4);
+      const heap = await runInFreshProcess(model.programPath, '', 4, signal);
       const cycles = quick ? 10 : 50;
       log(`${cycles} unload/reload cycles in this process…`);
       const reload = reloadCycles(model.programPath, cachePath, cycles);
+      await checkpoint();
       log('Ascend-sim churn…');
       const churn = ascendChurn(model.programPath, quick ? 25 : 100);
+      await checkpoint();
       const report = loadReport(cachePath);
       const identical =
         warm.outputs[0]?.crc32c === cold.outputs[0]?.crc32c &&
@@ -61,7 +81,7 @@ export const demoCommand: Command = {
           layers: model.layers,
           features: model.features,
           weightBytes: model.weightBytes,
-          dir: context.values['keep'] ? dir : null,
+          dir: keep ? dir : null,
         },
         cold: runFigures(cold),
         warm: runFigures(warm),
@@ -91,44 +111,52 @@ export const demoCommand: Command = {
       if (boolFlag(context, 'json')) {
         context.stdout(`${JSON.stringify(figures, null, 2)}\n`);
       } else {
-        context.stdout(`${renderDemoTable(figures)}\n`);
+        context.stdout(`${renderDemoTable(figures, context.columns)}\n`);
       }
       const ok =
         identical &&
         stable &&
         warm.packs === 0 &&
         reload.packs === 0 &&
-        churn.afterBytes === churn.baselineBytes;
+        churn.afterBytes === churn.baselineBytes &&
+        churn.distinct.refcountedAfter === 0;
       return ok ? EXIT_OK : EXIT_PROBLEMS;
     } finally {
-      if (!boolFlag(context, 'keep')) rmSync(dir, { recursive: true, force: true });
+      if (keep && !signal.aborted) {
+        context.temp.commit(dir);
+        log(`kept ${dir}`);
+      }
     }
   },
 };
 
-function renderDemoTable(f: {
-  cold: {
-    initMs: number;
-    packs: number;
-    cacheHits: number;
-    dirtyBytes: number;
-    cleanBytes: number;
-  };
-  warm: {
-    initMs: number;
-    packs: number;
-    cacheHits: number;
-    dirtyBytes: number;
-    cleanBytes: number;
-  };
-  heap: { initMs: number; packs: number; heapBytes: number };
-  warmOverCold: number;
-  outputsIdentical: boolean;
-  memoryMeasured: boolean;
-  cacheFile: { bytesAfterCold: number; liveBytes: number; orphanBytes: number; version: number };
-  reload: { cycles: number; packs: number; minBytes: number; maxBytes: number; stable: boolean };
-  ascend: ReturnType<typeof ascendChurn>;
-}): string {
+/** The demo's figures side by side; "key: value" blocks when narrower than `columns`. */
+export function renderDemoTable(
+  f: {
+    cold: {
+      initMs: number;
+      packs: number;
+      cacheHits: number;
+      dirtyBytes: number;
+      cleanBytes: number;
+    };
+    warm: {
+      initMs: number;
+      packs: number;
+      cacheHits: number;
+      dirtyBytes: number;
+      cleanBytes: number;
+    };
+    heap: { initMs: number; packs: number; heapBytes: number };
+    warmOverCold: number;
+    outputsIdentical: boolean;
+    memoryMeasured: boolean;
+    cacheFile: { bytesAfterCold: number; liveBytes: number; orphanBytes: number; version: number };
+    reload: { cycles: number; packs: number; minBytes: number; maxBytes: number; stable: boolean };
+    ascend: ReturnType<typeof ascendChurn>;
+  },
+  columns: number | undefined,
+): string {
   const memory = (run: { dirtyBytes: number; cleanBytes: number }) =>
     f.memoryMeasured
       ? `${formatBytes(run.dirtyBytes)} / ${formatBytes(run.cleanBytes)}`
@@ -194,11 +222,11 @@ function renderDemoTable(f: {
     ],
     [
       `distinct-callable churn (${f.ascend.distinct.callables} x ${f.ascend.distinct.cycles})`,
-      `legacy ${formatBytes(f.ascend.distinct.legacyAfter)}`,
+      '',
       formatBytes(f.ascend.distinct.refcountedAfter),
-      `upload per registration: ${f.ascend.distinct.refcountedUploadRatio.toFixed(2)}x vs legacy ${f.ascend.distinct.legacyUploadRatio.toFixed(2)}x`,
-      'committed after churn: old design vs ours',
+      `upload per registration: ${f.ascend.distinct.refcountedUploadRatio.toFixed(2)}x the callable`,
+      'device committed bytes after the churn',
     ],
   ];
-  return renderTable(['figure', 'cold', 'warm', 'notes', 'measured by'], rows);
+  return renderTable(['figure', 'cold', 'warm', 'notes', 'measured by'], rows, columns);
 }

@@ -1,18 +1,19 @@
-import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { XpwcFormatError } from '@memlayer/cache-format';
 import { analyzeCache, type CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
-import { formatBytes, hex32, renderTable } from '../format.js';
+import { formatBytes, hex32, renderTable, wrap } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
 import { renderStrip, STRIP_LEGEND } from '../layout-strip.js';
 import { renderLayoutSvg } from '../layout-svg.js';
-import { colorEnabled, style } from '../style.js';
+import { writeOutputFile } from '../output-file.js';
+import { style } from '../style.js';
 
 /** Reads a cache file and lays it out; shared by inspect, stats and verify. */
-export function loadReport(path: string): CacheReport {
-  const file = openCacheFile(path);
+export function loadReport(path: string, cwd = process.cwd()): CacheReport {
+  const file = openCacheFile(path, resolve(cwd, path));
   try {
     return analyzeCache(file);
   } catch (error) {
@@ -33,27 +34,49 @@ export function requirePath(positionals: string[], what = 'a cache file'): strin
 export const inspectCommand: Command = {
   name: 'inspect',
   summary: 'version, identity, entries, live vs orphan bytes and a layout strip of a cache file',
-  usage: 'memlayer inspect <cache> [--json] [--svg <file>] [--width <cells>]',
-  options: { json: { type: 'boolean' }, svg: { type: 'string' }, width: { type: 'string' } },
+  args: '<cache>',
+  options: {
+    json: { type: 'boolean', description: 'print the whole report as one JSON document' },
+    svg: {
+      type: 'string',
+      value: '<file>',
+      description: 'also write the file layout as an SVG picture (labelled, with a byte axis)',
+    },
+    width: {
+      type: 'string',
+      value: '<cells>',
+      description: 'width of the layout strip in characters (default: 64, or less to fit)',
+    },
+  },
   run(context) {
     const path = requirePath(context.positionals);
-    const report = loadReport(path);
+    const report = loadReport(path, context.cwd);
     const svg = stringFlag(context, 'svg');
     if (svg !== undefined)
-      writeFileSync(svg, renderLayoutSvg(report.segments, report.fileSize, path));
+      writeOutputFile(context, svg, renderLayoutSvg(report, path), { force: true });
     if (boolFlag(context, 'json')) {
       context.stdout(`${JSON.stringify(report, null, 2)}\n`);
       return EXIT_OK;
     }
-    const width = Number(stringFlag(context, 'width') ?? 64);
+    const givenWidth = stringFlag(context, 'width');
+    const width = Number(givenWidth ?? Math.max(8, Math.min(64, (context.columns ?? 66) - 2)));
     if (!Number.isInteger(width) || width < 8 || width > 1000)
-      throw usageError('Expected --width between 8 and 1000');
-    const color = colorEnabled();
+      throw usageError(`Expected --width between 8 and 1000 but received "${givenWidth}"`);
+    const color = context.color;
+    // "label     value", the value wrapped under itself when the terminal is narrow.
+    const field = (label: string, value: string) =>
+      wrap(`${label.padEnd(10)}${value}`, context.columns ?? Number.POSITIVE_INFINITY, 10).map(
+        (line, index) =>
+          index === 0 ? style(label, 'bold', color) + line.slice(label.length) : line,
+      );
     const lines = [
-      `${style('file', 'bold', color)}      ${path} (${formatBytes(report.fileSize)}, ${report.fileSize} bytes)`,
-      `${style('version', 'bold', color)}   ${report.version}${report.version === 2 ? ' (ExecuTorch-compatible)' : ''}${report.generation === null ? '' : `, generation ${report.generation}`}`,
-      `${style('identity', 'bold', color)}  ${report.identity ?? '(none: v2 carries no identity)'}`,
-      `${style('page size', 'bold', color)} ${report.pageSize ?? '?'} (${report.pageSizeSource})`,
+      ...field('file', `${path} (${formatBytes(report.fileSize)}, ${report.fileSize} bytes)`),
+      ...field(
+        'version',
+        `${report.version}${report.version === 2 ? ' (ExecuTorch-compatible)' : ''}${report.generation === null ? '' : `, generation ${report.generation}`}`,
+      ),
+      ...field('identity', report.identity ?? '(none: v2 carries no identity)'),
+      ...field('page size', `${report.pageSize ?? '?'} (${report.pageSizeSource})`),
       '',
       renderTable(
         ['name', 'offset', 'size', 'seed', 'fingerprint', 'crc32c'],
@@ -65,6 +88,7 @@ export const inspectCommand: Command = {
           entry.fingerprint === null ? '-' : hex32(entry.fingerprint),
           entry.crc32c === null ? '-' : hex32(entry.crc32c),
         ]),
+        context.columns,
       ),
       '',
       renderTable(
@@ -84,10 +108,11 @@ export const inspectCommand: Command = {
           formatBytes(bytes),
           `${((100 * bytes) / Math.max(report.fileSize, 1)).toFixed(1)}%`,
         ]),
+        context.columns,
       ),
       '',
       renderStrip(report.segments, report.fileSize, width, color),
-      STRIP_LEGEND,
+      ...wrap(STRIP_LEGEND, context.columns ?? Number.POSITIVE_INFINITY),
     ];
     if (svg !== undefined) lines.push(`layout written to ${svg}`);
     context.stdout(`${lines.join('\n')}\n`);

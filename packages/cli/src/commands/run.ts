@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ModuleLoaderError } from '@memlayer/module-loader';
 import { CliError, EXIT_OK, EXIT_USAGE, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
@@ -39,28 +40,49 @@ export const runCommand: Command = {
   name: 'run',
   summary:
     'load a program through the module loader and run a method; timings, packs, cache hits, memory',
-  usage:
-    'memlayer run <program.json> [--cache <file>] [--method <name>] [--batch <n>] [--input <file.json>] [--repeat <n>] [--json]',
+  args: '<program.json>',
   options: {
-    cache: { type: 'string' },
-    method: { type: 'string' },
-    batch: { type: 'string' },
-    input: { type: 'string' },
-    repeat: { type: 'string' },
-    json: { type: 'boolean' },
+    cache: {
+      type: 'string',
+      value: '<file>',
+      description: 'file-backed packed-weights cache (created if absent); heap-only without',
+    },
+    method: {
+      type: 'string',
+      value: '<name>',
+      description: "method to run (default: the program's first)",
+    },
+    batch: {
+      type: 'string',
+      value: '<n>',
+      description: 'rows of deterministic input when no --input is given (default 1)',
+    },
+    input: {
+      type: 'string',
+      value: '<file.json>',
+      description: 'inputs: a JSON array of numbers, or an array of such arrays (one per input)',
+    },
+    repeat: {
+      type: 'string',
+      value: '<n>',
+      description: 'execute the method n times and report the mean time (default 1)',
+    },
+    json: { type: 'boolean', description: 'print the report as one JSON document' },
   },
   run(context) {
     const programPath = requirePath(context.positionals, 'a program.json');
     const input = stringFlag(context, 'input');
     const method = stringFlag(context, 'method');
+    const cachePath = stringFlag(context, 'cache');
     let report: ReturnType<typeof runProgram>;
     try {
       report = runProgram({
-        programPath,
-        cachePath: stringFlag(context, 'cache') ?? '',
+        programPath: resolve(context.cwd, programPath),
+        cachePath: cachePath === undefined ? '' : resolve(context.cwd, cachePath),
+        progress: context.progress,
         ...(method === undefined ? {} : { method }),
         batch: positiveInteger(stringFlag(context, 'batch'), '--batch', 1),
-        ...(input === undefined ? {} : { inputs: readInputs(input) }),
+        ...(input === undefined ? {} : { inputs: readInputs(resolve(context.cwd, input)) }),
         repeat: positiveInteger(stringFlag(context, 'repeat'), '--repeat', 1),
       });
     } catch (error) {
@@ -114,7 +136,7 @@ export const runCommand: Command = {
         `output ${index}: [${output.shape.join(', ')}] crc32c ${hex32(output.crc32c)} first ${output.first.map((v) => v.toFixed(5)).join(' ')}`,
     );
     context.stdout(
-      `${report.program} · ${report.method} (${report.backend})${report.cachePath ? ` · cache ${report.cachePath}` : ' · heap-only cache'}\n${renderTable(['step', 'value'], rows)}\n${outputs.join('\n')}\n`,
+      `${report.program} · ${report.method} (${report.backend})${report.cachePath ? ` · cache ${report.cachePath}` : ' · heap-only cache'}\n${renderTable(['step', 'value'], rows, context.columns)}\n${outputs.join('\n')}\n`,
     );
     return EXIT_OK;
   },

@@ -6,11 +6,11 @@ import { loadReport, requirePath } from './inspect.js';
 export const statsCommand: Command = {
   name: 'stats',
   summary: 'entry counts and byte totals of a cache file',
-  usage: 'memlayer stats <cache> [--json]',
-  options: { json: { type: 'boolean' } },
+  args: '<cache>',
+  options: { json: { type: 'boolean', description: 'print the figures as one JSON document' } },
   run(context) {
     const path = requirePath(context.positionals);
-    const report = loadReport(path);
+    const report = loadReport(path, context.cwd);
     const names = new Set(report.entries.map((entry) => entry.name));
     const stats = {
       path,
@@ -42,7 +42,7 @@ export const statsCommand: Command = {
     ];
     if (stats.committedGenerations !== null)
       rows.push(['committed generations', String(stats.committedGenerations)]);
-    context.stdout(`${renderTable(['stat', 'value'], rows)}\n`);
+    context.stdout(`${renderTable(['stat', 'value'], rows, context.columns)}\n`);
     return EXIT_OK;
   },
 };

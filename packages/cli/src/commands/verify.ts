@@ -1,11 +1,11 @@
+import { resolve } from 'node:path';
 import { crc32cOf, XpwcFormatError } from '@memlayer/cache-format';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
-import { boolFlag, type Command } from '../command.js';
+import { boolFlag, type Command, type CommandContext } from '../command.js';
 import { formatBytes, hex32 } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
-import { byteProgress } from '../progress.js';
-import { colorEnabled, style } from '../style.js';
+import { style } from '../style.js';
 import { loadReport, requirePath } from './inspect.js';
 
 export interface Finding {
@@ -21,15 +21,21 @@ export const verifyCommand: Command = {
   name: 'verify',
   summary:
     'check bounds and the trailer CRC; with --full every entry CRC (exit 1 when problems are found)',
-  usage: 'memlayer verify <cache> [--full] [--json]',
-  options: { full: { type: 'boolean' }, json: { type: 'boolean' } },
+  args: '<cache>',
+  options: {
+    full: {
+      type: 'boolean',
+      description: 'also read every entry and check its data CRC32C (v3 files)',
+    },
+    json: { type: 'boolean', description: 'print the findings as one JSON document' },
+  },
   run(context) {
     const path = requirePath(context.positionals);
     const full = boolFlag(context, 'full');
     const findings: Finding[] = [];
     let report: ReturnType<typeof loadReport> | null = null;
     try {
-      report = loadReport(path);
+      report = loadReport(path, context.cwd);
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
       const failure = error as { exitCode?: number };
@@ -75,7 +81,7 @@ export const verifyCommand: Command = {
         });
       }
       if (full && report.version === 3)
-        checkedBytes = checkEntryCrcs(path, report.entries, findings);
+        checkedBytes = checkEntryCrcs(context, path, report.entries, findings);
     }
     const problems = findings.filter((finding) => finding.severity === 'problem');
     const result = {
@@ -89,7 +95,7 @@ export const verifyCommand: Command = {
     if (boolFlag(context, 'json')) {
       context.stdout(`${JSON.stringify(result, null, 2)}\n`);
     } else {
-      const color = colorEnabled();
+      const color = context.color;
       const lines = findings.map(
         (finding) =>
           `${finding.severity === 'problem' ? style('problem', 'red', color) : style('warning', 'yellow', color)} ${finding.code}: ${finding.message}`,
@@ -111,13 +117,14 @@ export const verifyCommand: Command = {
 };
 
 function checkEntryCrcs(
+  context: CommandContext,
   path: string,
   entries: { name: string; offset: number; size: number; crc32c: number | null }[],
   findings: Finding[],
 ): number {
-  const file = openCacheFile(path);
+  const file = openCacheFile(path, resolve(context.cwd, path));
   const total = entries.reduce((sum, entry) => sum + entry.size, 0);
-  const progress = byteProgress('verify', total);
+  const progress = context.progress('verify', total);
   try {
     for (const entry of entries) {
       let crc = 0;

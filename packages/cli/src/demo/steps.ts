@@ -1,11 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
-import {
-  buildChipCallable,
-  DeviceRunner,
-  type MemoryDesign,
-  orchestrationObject,
-} from '@memlayer/device-runner';
+import { buildChipCallable, DeviceRunner, orchestrationObject } from '@memlayer/device-runner';
 import {
   BackendOptions,
   createDefaultRegistry,
@@ -15,36 +10,58 @@ import {
 import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 import { CliError } from '../cli-error.js';
 import type { RunReport } from '../run-program.js';
+import { selfCommand } from '../self-command.js';
 
-/** Runs `memlayer run … --json` in a fresh process, so nothing is shared but the files. */
+/**
+ * Runs `memlayer run … --json` in a fresh process, so nothing is shared but the files.
+ * Aborting `signal` stops the child (SIGTERM) and rejects.
+ */
 export function runInFreshProcess(
-  bin: string,
   programPath: string,
   cachePath: string,
   batch: number,
-): RunReport {
-  const result = spawnSync(
-    process.execPath,
-    [
-      bin,
-      'run',
-      programPath,
-      '--cache',
-      cachePath,
-      '--method',
-      'forward',
-      '--batch',
-      String(batch),
-      '--json',
-    ],
-    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-  );
-  if (result.status !== 0) {
-    throw new CliError(
-      `demo: the child run failed (exit ${result.status}): ${result.stderr.trim()}`,
-    );
-  }
-  return JSON.parse(result.stdout) as RunReport;
+  signal: AbortSignal,
+): Promise<RunReport> {
+  const self = selfCommand();
+  const args = [
+    ...self.args,
+    'run',
+    programPath,
+    '--cache',
+    cachePath,
+    '--method',
+    'forward',
+    '--batch',
+    String(batch),
+    '--json',
+  ];
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted();
+    const child = spawn(self.command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const stop = () => child.kill('SIGTERM');
+    signal.addEventListener('abort', stop, { once: true });
+    child.on('error', (error) => {
+      signal.removeEventListener('abort', stop);
+      reject(error);
+    });
+    child.on('close', (status, killedBy) => {
+      signal.removeEventListener('abort', stop);
+      if (signal.aborted) return reject(signal.reason);
+      if (status !== 0) {
+        const why = killedBy ? `killed by ${killedBy}` : `exit ${status}`;
+        return reject(
+          new CliError(
+            `demo: the child run failed (${why}): ${Buffer.concat(stderr).toString('utf8').trim()}`,
+          ),
+        );
+      }
+      resolve(JSON.parse(Buffer.concat(stdout).toString('utf8')) as RunReport);
+    });
+  });
 }
 
 export interface ReloadFigures {
@@ -86,18 +103,16 @@ export interface ChurnFigures {
   baselineBytes: number;
   peakBytes: number;
   afterBytes: number;
-  /** The same churn of distinct callables on the refcounted design and on the old one. */
+  /** Distinct callables registered and unregistered many times: nothing may stay committed. */
   distinct: {
     callables: number;
     cycles: number;
     refcountedAfter: number;
-    legacyAfter: number;
     refcountedUploadRatio: number;
-    legacyUploadRatio: number;
   };
 }
 
-/** Ascend-sim churn: a Module loads/unloads the "npu" method; then distinct callables on both designs. */
+/** Ascend-sim churn: a Module loads/unloads the "npu" method; then a churn of distinct callables. */
 export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
   const runner = new DeviceRunner();
   const registry = createDefaultRegistry({ ascend: { runner } });
@@ -119,8 +134,8 @@ export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
     module.dispose();
   }
   const distinct = { callables: 20, cycles: 25 };
-  const after = (design: MemoryDesign) => {
-    const designRunner = new DeviceRunner({ memoryDesign: design });
+  const after = () => {
+    const designRunner = new DeviceRunner();
     const callables = Array.from({ length: distinct.callables }, (_, tag) =>
       buildChipCallable({
         orch: orchestrationObject(tag + 1),
@@ -145,8 +160,7 @@ export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
       uploadRatio: firstUploads / firstTotal,
     };
   };
-  const refcounted = after('refcounted');
-  const legacy = after('legacy-1082');
+  const refcounted = after();
   return {
     cycles,
     callableBytes,
@@ -157,9 +171,7 @@ export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
     distinct: {
       ...distinct,
       refcountedAfter: refcounted.committed,
-      legacyAfter: legacy.committed,
       refcountedUploadRatio: refcounted.uploadRatio,
-      legacyUploadRatio: legacy.uploadRatio,
     },
   };
 }
