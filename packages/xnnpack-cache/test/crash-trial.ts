@@ -71,7 +71,16 @@ export async function crashTrial(
     range(first + b * LAYERS_PER_BUILD, LAYERS_PER_BUILD),
   );
   const before = committedGeneration(path);
-  const child = startCacheChild({ path, ...CRASH_MODEL, builds, options: { backend } });
+  // Every other build commits at once (flush); the others leave the commit deferred to the
+  // next flush or to process exit, so kills land in both kinds of commit.
+  const flushBuilds = range(0, BUILDS_PER_TRIAL).filter((b) => (b + trial) % 2 === 0);
+  const child = startCacheChild({
+    path,
+    ...CRASH_MODEL,
+    builds,
+    flushBuilds,
+    options: { backend },
+  });
   await child.waitFor('ready');
   await new Promise((resolve) => setTimeout(resolve, killAfterMs));
   child.child.kill('SIGKILL');

@@ -1,20 +1,44 @@
 import {
   closeSync,
   constants,
+  existsSync,
+  fdatasync,
   fdatasyncSync,
   fstatSync,
+  ftruncateSync,
+  lstatSync,
   openSync,
   readSync,
-  statSync,
+  type Stats,
   writeSync,
 } from 'node:fs';
-import { type BackendChoice, type MappedFile, openMappedFile } from '@memlayer/mmap-native';
+import {
+  type BackendChoice,
+  type LockKind,
+  type MappedFile,
+  openMappedFile,
+} from '@memlayer/mmap-native';
+import { StorageFallback } from './fallback.js';
+
+export interface CacheFileOptions {
+  readonly backend?: BackendChoice | undefined;
+  /** false (the default policy): a symlink as the last path component is refused (ELOOP). */
+  readonly followSymlinks: boolean;
+  /** Mode bits of a file this call creates (the umask applies). */
+  readonly fileMode: number;
+  /** Create the file when missing (default true; compaction never creates). */
+  readonly create?: boolean;
+}
+
+/** Linux names every open descriptor here: reopening through it reaches the same inode. */
+const FD_FOLDER = '/proc/self/fd';
 
 /**
- * One open cache file: a MappedFile for maps, growth and flock, plus a plain descriptor
- * for bounded reads and appends (mmap-native has no pread/pwrite). Both refer to the same
- * inode; `isReplaced()` tells when compaction or a rebuild renamed another file over the
- * path, so a writer moves to the new file instead of appending to an unlinked one.
+ * One open cache file: a plain descriptor (opened without blocking, symlink policy applied,
+ * checked to be a regular file) for bounded reads, appends, fstat and fdatasync, plus a
+ * MappedFile of the same inode for maps, growth and flock. `isReplaced()` tells when
+ * compaction or a rebuild renamed another file over the path, so a writer moves to the new
+ * file instead of appending to an unlinked one.
  */
 export class CacheFile {
   readonly path: string;
@@ -24,37 +48,46 @@ export class CacheFile {
   readonly #dev: number;
   #closed = false;
 
-  private constructor(path: string, mapped: MappedFile, fd: number) {
+  private constructor(path: string, mapped: MappedFile, fd: number, stat: Stats) {
     this.path = path;
     this.mapped = mapped;
     this.#fd = fd;
-    const stat = fstatSync(fd);
     this.#ino = stat.ino;
     this.#dev = stat.dev;
   }
 
   /**
-   * Opens or creates `path` without truncating it: another process may have it mapped,
-   * and truncating a mapped file is a SIGBUS for that process.
+   * Opens (or creates) `path` without truncating it: another process may have it mapped,
+   * and truncating a mapped file is a SIGBUS for that process. O_NONBLOCK keeps a FIFO at
+   * the path from blocking the open; anything but a regular file is refused.
    */
-  static open(path: string, backend: BackendChoice | undefined): CacheFile {
-    for (let attempt = 0; ; attempt++) {
-      const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o666);
-      let mapped: MappedFile | null = null;
-      try {
-        mapped = openMappedFile(
-          path,
-          backend === undefined ? { mode: 'w+' } : { mode: 'w+', backend },
-        );
-        const file = new CacheFile(path, mapped, fd);
-        // A rename between the two opens would leave them on different inodes.
-        if (!file.isReplaced() || attempt >= 8) return file;
-        file.close();
-      } catch (error) {
-        mapped?.close();
-        closeSync(fd);
-        throw error;
+  static open(path: string, options: CacheFileOptions): CacheFile {
+    let flags = constants.O_RDWR | constants.O_NONBLOCK;
+    if (!options.followSymlinks) flags |= constants.O_NOFOLLOW;
+    if (options.create !== false) flags |= constants.O_CREAT;
+    const fd = openSync(path, flags, options.fileMode);
+    let mapped: MappedFile | null = null;
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) {
+        throw new StorageFallback('open-failed', `${path} is not a regular file`);
       }
+      // Through /proc/self/fd the second open cannot land on another inode (a rename or a
+      // symlink swapped in between); elsewhere the path is reopened and compared.
+      const viaFd = existsSync(FD_FOLDER) ? `${FD_FOLDER}/${fd}` : path;
+      mapped = openMappedFile(
+        viaFd,
+        options.backend === undefined ? { mode: 'r+' } : { mode: 'r+', backend: options.backend },
+      );
+      const file = new CacheFile(path, mapped, fd, stat);
+      if (viaFd === path && file.isReplaced()) {
+        throw new StorageFallback('open-failed', `${path} was replaced while it was opened`);
+      }
+      return file;
+    } catch (error) {
+      mapped?.close();
+      closeSync(fd);
+      throw error;
     }
   }
 
@@ -66,10 +99,14 @@ export class CacheFile {
     return fstatSync(this.#fd).size;
   }
 
-  /** Whether the path now names another file (or none). */
+  stat(): Stats {
+    return fstatSync(this.#fd);
+  }
+
+  /** Whether the path now names another file (or none, or a symlink). */
   isReplaced(): boolean {
     try {
-      const stat = statSync(this.path);
+      const stat = lstatSync(this.path);
       return stat.ino !== this.#ino || stat.dev !== this.#dev;
     } catch {
       return true;
@@ -95,17 +132,52 @@ export class CacheFile {
     }
   }
 
+  /** Cuts the file to `size` bytes (only ever a tail no one else maps or references). */
+  truncate(size: number): void {
+    ftruncateSync(this.#fd, size);
+  }
+
   datasync(): void {
     fdatasyncSync(this.#fd);
   }
 
-  /** Runs `fn` under an exclusive flock; the lock is never held beyond `fn`. */
-  withLock<T>(fn: () => T): T {
-    this.mapped.lock('exclusive');
+  /** fdatasync on libuv's thread pool: the JavaScript thread keeps running. */
+  datasyncInBackground(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      fdatasync(this.#fd, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
+   * Runs `fn` under an flock of `kind`, held never beyond `fn`. The wait for the lock is
+   * bounded by `timeoutMs`: ExecuTorch holds LOCK_SH on a loaded cache for its whole life,
+   * so an unbounded LOCK_EX could block this thread for as long as that process runs.
+   * Throws StorageFallback 'lock-busy' when the lock stays busy.
+   */
+  withLock<T>(kind: LockKind, timeoutMs: number, fn: () => T): T {
+    this.#acquire(kind, timeoutMs);
     try {
       return fn();
     } finally {
       this.mapped.unlock();
+    }
+  }
+
+  #acquire(kind: LockKind, timeoutMs: number): void {
+    if (this.mapped.tryLock(kind)) return;
+    const deadline = performance.now() + timeoutMs;
+    let pause = 1;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new StorageFallback(
+          'lock-busy',
+          `Another process held the lock of ${this.path} for more than ${timeoutMs} ms`,
+        );
+      }
+      sleepSync(Math.min(pause, left));
+      pause = Math.min(pause * 2, 20);
+      if (this.mapped.tryLock(kind)) return;
     }
   }
 
@@ -115,4 +187,10 @@ export class CacheFile {
     this.mapped.close();
     closeSync(this.#fd);
   }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, Math.max(1, Math.ceil(ms)));
 }

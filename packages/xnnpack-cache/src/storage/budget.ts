@@ -1,0 +1,83 @@
+import { alignUp } from '@memlayer/cache-format';
+import { compact } from './compact.js';
+import type { ResolvedFileStorageOptions } from './file-storage-options.js';
+import { type CommittedIndex, dataStartOf } from './index-io.js';
+import type { StoredEntry } from './packed-storage.js';
+import { emitCacheWarning } from './warnings.js';
+
+/** Room kept for the next trailer when checking a reservation against the budget. */
+const TRAILER_ALLOWANCE = 64 << 10;
+
+/**
+ * The disk budget (`maxFileBytes`) and the close-time compaction. A reservation that would
+ * take the live bytes past the budget goes to the heap ('over-budget'); at close, when the
+ * file is over budget (orphans included) or its orphans pass `autoCompactThreshold`, it is
+ * compacted, evicting least recently used entries until the live bytes fit.
+ */
+export class BudgetKeeper {
+  readonly #options: ResolvedFileStorageOptions;
+  readonly #lastUsed = new Map<string, number>();
+  #tick = 0;
+  #evictedEntries = 0;
+  #evictedBytes = 0;
+  #warned = false;
+
+  constructor(options: ResolvedFileStorageOptions) {
+    this.#options = options;
+  }
+
+  /** Whether `length` more bytes keep the file's live bytes within the budget. */
+  fits(committed: CommittedIndex | null, unsavedBytes: number, length: number): boolean {
+    const max = this.#options.maxFileBytes;
+    if (max === null) return true;
+    let live = dataStartOf(committed?.version ?? this.#options.format) + TRAILER_ALLOWANCE;
+    for (const entry of committed?.entries ?? [])
+      live += alignUp(Math.max(entry.dataSize, 1), 4096);
+    const fits = live + unsavedBytes + length <= max;
+    if (!fits && !this.#warned) {
+      this.#warned = true;
+      emitCacheWarning(
+        'MEMLAYER_CACHE_OVER_BUDGET',
+        `Cache file ${this.#options.path} is at its budget of ${max} bytes; new entries stay on the heap`,
+      );
+    }
+    return fits;
+  }
+
+  /** Remembers the use order of the entries a runtime build just persisted. */
+  note(entries: readonly StoredEntry[]): void {
+    for (const entry of entries) this.#lastUsed.set(entry.name, entry.lastUsed ?? ++this.#tick);
+  }
+
+  evicted(): { entries: number; bytes: number } {
+    return { entries: this.#evictedEntries, bytes: this.#evictedBytes };
+  }
+
+  /** After the file is closed: compact when over budget or past the orphan threshold. */
+  afterClose(fileBytes: number, orphanRatio: number): void {
+    const { maxFileBytes, autoCompactThreshold, path, backend } = this.#options;
+    const overBudget = maxFileBytes !== null && fileBytes > maxFileBytes;
+    const orphaned = autoCompactThreshold !== undefined && orphanRatio > autoCompactThreshold;
+    if (!overBudget && !orphaned) return;
+    try {
+      const result = compact(path, {
+        backend,
+        followSymlinks: this.#options.followSymlinks,
+        lockTimeoutMs: this.#options.lockTimeoutMs,
+        ...(maxFileBytes === null
+          ? {}
+          : // At close no runtime of this process holds an entry; other processes keep
+            // their mappings of the old file, so eviction never pulls bytes from under them.
+            { maxFileBytes, lastUsed: this.#lastUsed }),
+      });
+      this.#evictedEntries += result.evictedEntries;
+      this.#evictedBytes += result.evictedBytes;
+    } catch (error) {
+      emitCacheWarning(
+        'MEMLAYER_CACHE_COMPACT_FAILED',
+        `Automatic compaction of ${path} failed; the file stays as it is`,
+        error,
+      );
+    }
+  }
+}

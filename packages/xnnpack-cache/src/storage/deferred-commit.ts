@@ -1,0 +1,29 @@
+/**
+ * The durable commit of a file storage (data sync, trailer, commit slot) runs off the
+ * critical path: in the background after finalize, at flush()/close(), or at the latest
+ * in a process 'exit' handler, which may only do synchronous work.
+ */
+export interface DeferredCommitter {
+  /** Commits whatever is pending, synchronously; never throws (it warns instead). */
+  commitPendingNow(): void;
+}
+
+const pending = new Set<DeferredCommitter>();
+let hooked = false;
+
+function commitAllAtExit(): void {
+  for (const committer of [...pending]) committer.commitPendingNow();
+}
+
+/** Commits `committer` at process exit unless `forget` is called first. */
+export function commitAtExit(committer: DeferredCommitter): void {
+  pending.add(committer);
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', commitAllAtExit);
+  }
+}
+
+export function forget(committer: DeferredCommitter): void {
+  pending.delete(committer);
+}

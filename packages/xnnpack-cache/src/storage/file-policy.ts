@@ -1,0 +1,97 @@
+import {
+  encodeHeader,
+  isXpwcFormatError,
+  MAGIC,
+  readTrailer,
+  V3_HEADER_SIZE,
+  type XpwcFormatError,
+  type XpwcIssue,
+} from '@memlayer/cache-format';
+import type { CacheFile } from './cache-file.js';
+import type { CacheFormat, CommittedIndex } from './index-io.js';
+import { toIndex } from './index-io.js';
+
+/**
+ * What a FileStorage may do with the file at its path, decided once per opened file
+ * (under its lock). The policy, like a database's: a file is only ever replaced when it is
+ * ours (a v3 file: memlayer's own format) or a v1 file (ExecuTorch rejects v1 and rewrites
+ * it itself); any other file stays byte for byte as it is.
+ */
+export type FileVerdict =
+  /** Readable: load it, append in its own format. */
+  | {
+      readonly kind: 'use';
+      readonly format: CacheFormat;
+      readonly index: CommittedIndex | null;
+      /** Defects ExecuTorch's loader accepts too; appending is then refused. */
+      readonly tolerated: readonly XpwcIssue[];
+    }
+  /** Ours but unusable (identity, damaged header), or v1: replace by rename in `format`. */
+  | { readonly kind: 'rebuild'; readonly format: CacheFormat; readonly error: XpwcFormatError }
+  /** Never written to: packed bytes go to the heap. */
+  | {
+      readonly kind: 'refuse';
+      readonly reason: 'not-a-cache' | 'foreign-format';
+      readonly error: XpwcFormatError | null;
+    };
+
+/**
+ * Reads the committed index of an open cache file (call under its lock). An empty file is
+ * initialised in `newFileFormat`. A v3 file with a valid header and no usable commit yet
+ * (writers still appending, or both slots lost) is appended to as it is.
+ */
+export function judgeCacheFile(
+  file: CacheFile,
+  newFileFormat: CacheFormat,
+  identity: string,
+  pageSize: number,
+): FileVerdict {
+  const size = file.size();
+  if (size === 0) {
+    if (newFileFormat === 3) {
+      file.write(encodeHeader({ pageSize }), 0);
+      file.datasync();
+    }
+    return { kind: 'use', format: newFileFormat, index: null, tolerated: [] };
+  }
+  try {
+    const { trailer, commit } = readTrailer((o, l) => file.read(o, l), size, {
+      expectedIdentity: identity,
+      lenient: true,
+    });
+    const tolerated = trailer.version === 2 ? (trailer.tolerated ?? []) : [];
+    return {
+      kind: 'use',
+      format: trailer.version,
+      index: toIndex(trailer, commit?.slot.generation ?? 0),
+      tolerated,
+    };
+  } catch (error) {
+    if (!isXpwcFormatError(error)) throw error;
+    return judgeUnreadable(file, size, error);
+  }
+}
+
+function judgeUnreadable(file: CacheFile, size: number, error: XpwcFormatError): FileVerdict {
+  const head = file.read(0, 8);
+  const u32 = (bytes: Uint8Array, at: number) =>
+    bytes.byteLength >= at + 4
+      ? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(at, true)
+      : -1;
+  if (u32(head, 0) === MAGIC && u32(head, 4) === 3) {
+    if (error.code === 'ERR_XPWC_NO_COMMIT') {
+      return { kind: 'use', format: 3, index: null, tolerated: [] };
+    }
+    return { kind: 'rebuild', format: 3, error };
+  }
+  // A header torn while this package created the file: no one else wrote those zeros.
+  if (size <= V3_HEADER_SIZE && head.every((byte) => byte === 0)) {
+    return { kind: 'rebuild', format: 3, error };
+  }
+  // ExecuTorch rejects v1 files (they carry no seed) and starts them over itself: a v2
+  // file in their place is what it would write.
+  if (error.code === 'ERR_XPWC_STALE_V1') return { kind: 'rebuild', format: 2, error };
+  const tail = size >= 8 ? file.read(size - 8, 8) : new Uint8Array(0);
+  if (u32(tail, 0) === MAGIC) return { kind: 'refuse', reason: 'foreign-format', error };
+  return { kind: 'refuse', reason: 'not-a-cache', error };
+}

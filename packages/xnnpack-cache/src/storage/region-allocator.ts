@@ -1,0 +1,160 @@
+import { alignUp } from '@memlayer/cache-format';
+import type { Mapping } from '@memlayer/mmap-native';
+import type { CacheFile } from './cache-file.js';
+
+/**
+ * A stretch of fresh file pages grown in one step and mapped once (MAP_SHARED, writable);
+ * regions are carved from it in order.
+ */
+export interface Chunk {
+  readonly file: CacheFile;
+  readonly start: number;
+  /** File offset past the chunk's last byte (moves down when its unused tail is cut). */
+  end: number;
+  /** Next free byte. */
+  cursor: number;
+  readonly mapping: Mapping;
+  /** Regions carved from it and not yet released. */
+  live: number;
+  /** Holds bytes not yet written back (matters only where fdatasync misses mappings). */
+  dirty: boolean;
+}
+
+export interface Carved {
+  readonly chunk: Chunk;
+  readonly fileOffset: number;
+  readonly bytes: Uint8Array;
+}
+
+/** First growth of a batch; each later growth doubles, up to the maximum. */
+const FIRST_CHUNK_BYTES = 8 << 20;
+const MAX_CHUNK_BYTES = 256 << 20;
+
+/**
+ * Batched file growth: instead of one lock, stat, posix_fallocate and mapping per packed
+ * entry, the file grows by a chunk (8 MiB, doubling to 256 MiB) and entries are carved
+ * from its one mapping. Fresh pages read as zero, so regions are handed out `zeroed`.
+ * The unused tail of the newest chunk is cut off at commit when no one grew the file after it.
+ */
+export class RegionAllocator {
+  readonly #pageSize: number;
+  #current: Chunk | null = null;
+  #nextChunkBytes = FIRST_CHUNK_BYTES;
+  readonly #chunks = new Set<Chunk>();
+
+  constructor(pageSize: number) {
+    this.#pageSize = pageSize;
+  }
+
+  /**
+   * `length` page-aligned bytes of the current file (`file`, null before the first open);
+   * `grow(bytes, minimum)` appends at least `minimum` (preferably `bytes`) fresh bytes at
+   * the end of the current file under its lock and returns that file, offset and size.
+   */
+  carve(
+    file: CacheFile | null,
+    length: number,
+    grow: (bytes: number, minimum: number) => { file: CacheFile; fileOffset: number; size: number },
+  ): Carved {
+    let chunk = this.#current;
+    if (chunk === null || chunk.file !== file || chunk.end - chunk.cursor < length) {
+      this.#retireCurrent();
+      const wanted = alignUp(Math.max(length, this.#nextChunkBytes), this.#pageSize);
+      const grown = grow(wanted, length);
+      const { fileOffset, size } = grown;
+      file = grown.file;
+      this.#nextChunkBytes = Math.min(this.#nextChunkBytes * 2, MAX_CHUNK_BYTES);
+      const mapping = file.mapped.map(fileOffset, size, { writable: true });
+      chunk = {
+        file,
+        start: fileOffset,
+        end: fileOffset + size,
+        cursor: fileOffset,
+        mapping,
+        live: 0,
+        dirty: false,
+      };
+      this.#current = chunk;
+      this.#chunks.add(chunk);
+    }
+    const fileOffset = chunk.cursor;
+    chunk.cursor += length;
+    chunk.live++;
+    chunk.dirty = true;
+    return {
+      chunk,
+      fileOffset,
+      bytes: new Uint8Array(chunk.mapping.buffer, fileOffset - chunk.start, length),
+    };
+  }
+
+  /** A carved region is no longer needed; a chunk with none left is unmapped. */
+  release(chunk: Chunk): void {
+    chunk.live--;
+    if (chunk.live <= 0 && chunk !== this.#current) this.#close(chunk);
+  }
+
+  /** Chunks whose bytes were written since the last `markClean`. */
+  dirtyChunks(): Chunk[] {
+    return [...this.#chunks].filter((chunk) => chunk.dirty);
+  }
+
+  markClean(): void {
+    for (const chunk of this.#chunks) chunk.dirty = false;
+  }
+
+  /**
+   * Under the file's lock, before a commit appends its trailer: when the file still ends
+   * with our current chunk, cut its unused tail so the trailer follows the data directly.
+   * Only where the chunk is a kernel mapping (the heap backend would write it back).
+   */
+  trimTail(file: CacheFile): void {
+    const chunk = this.#current;
+    if (chunk === null || chunk.file !== file || chunk.mapping.backend !== 'posix') return;
+    if (chunk.cursor === chunk.end || file.size() !== chunk.end) return;
+    const cut = alignUp(chunk.cursor, this.#pageSize);
+    file.truncate(cut);
+    chunk.end = cut;
+    chunk.cursor = cut;
+  }
+
+  /** Mapped bytes of all open chunks. */
+  mappedBytes(): number {
+    let bytes = 0;
+    for (const chunk of this.#chunks) bytes += chunk.mapping.length;
+    return bytes;
+  }
+
+  mappings(): Mapping[] {
+    return [...this.#chunks].map((chunk) => chunk.mapping);
+  }
+
+  /** Bytes of `file` set aside in chunks but not carved: orphans once the process ends. */
+  uncarvedBytes(file: CacheFile): number {
+    let bytes = 0;
+    for (const chunk of this.#chunks) if (chunk.file === file) bytes += chunk.end - chunk.cursor;
+    return bytes;
+  }
+
+  /** Stops carving from the current chunk (its file was replaced or closed). */
+  retire(): void {
+    this.#retireCurrent();
+  }
+
+  closeAll(): void {
+    for (const chunk of this.#chunks) chunk.mapping.close();
+    this.#chunks.clear();
+    this.#current = null;
+  }
+
+  #retireCurrent(): void {
+    const chunk = this.#current;
+    this.#current = null;
+    if (chunk !== null && chunk.live <= 0) this.#close(chunk);
+  }
+
+  #close(chunk: Chunk): void {
+    chunk.mapping.close();
+    this.#chunks.delete(chunk);
+  }
+}
