@@ -1,3 +1,6 @@
+// The public API: explicit re-exports only, so nothing internal leaks by accident.
+import * as safetensorsLimits from './safetensors/limits.js';
+
 export { gelu, relu } from './backends/activations.js';
 export {
   ASCEND_SIM_BACKEND_ID,
@@ -19,7 +22,14 @@ export {
   type XnnpackBackendConfig,
   type XnnpackHandle,
 } from './backends/xnnpack-backend.js';
-export * from './backends/xnnpack-options.js';
+export {
+  DEFAULT_XNNPACK_OPTIONS,
+  WORKSPACE_SHARING_MODES,
+  XNNPACK_OPTION_KEYS,
+  XNNPACK_REVISION_VALUES,
+  type XnnpackRuntimeOptions,
+} from './backends/xnnpack-options.js';
+export { XnnpackWorkspace, XnnpackWorkspaces } from './backends/xnnpack-workspace.js';
 export {
   describeValue,
   MODULE_LOADER_ERROR_CODES,
@@ -38,21 +48,64 @@ export type {
   OptionValueOf,
 } from './options/backend-option.js';
 export { BackendOptions, type ReadonlyBackendOptions } from './options/backend-options.js';
-export * from './options/limits.js';
+export {
+  DEFAULT_OPTIONS_CAPACITY,
+  INT_OPTION_MAX,
+  INT_OPTION_MIN,
+  MAX_BACKEND_ID_BYTES,
+  MAX_BACKENDS,
+  MAX_OPTION_KEY_BYTES,
+  MAX_OPTION_STRING_BYTES,
+} from './options/limits.js';
 export {
   type BackendOptionsEntry,
   LoadBackendOptionsMap,
   type ReadonlyLoadBackendOptionsMap,
 } from './options/load-backend-options-map.js';
 export { OwnedOptionsMap } from './options/owned-options-map.js';
-export * from './program/manifest.js';
+export {
+  type CallableMethodManifest,
+  type CompileSpecValue,
+  type GraphMethodManifest,
+  type GraphNode,
+  MAX_GRAPH_NODES,
+  MAX_MANIFEST_BYTES,
+  MAX_METHODS,
+  MAX_NAME_LENGTH,
+  type MethodInput,
+  type MethodManifest,
+  PROGRAM_FORMAT,
+  PROGRAM_VERSION,
+  type ProgramManifest,
+  parseManifest,
+} from './program/manifest.js';
 export { type LoadedProgram, loadProgram, type ProgramVerification } from './program/program.js';
 export { DTYPE_BYTES, type SafetensorsDtype } from './safetensors/dtypes.js';
-export { SafetensorsFile, SafetensorsNamedDataMap } from './safetensors/file.js';
+export { MappedTensorView, SafetensorsFile } from './safetensors/file.js';
 export {
   parseSafetensorsHeader,
   type SafetensorsHeader,
   type SafetensorsTensorInfo,
 } from './safetensors/header.js';
-export * as safetensorsLimits from './safetensors/limits.js';
+export { type FileIdentity, statIdentity } from './safetensors/identity.js';
+export { type KnownFile, type KnownFileSource, processMemo } from './safetensors/known-files.js';
+export { ContentKeyedDataMap, SafetensorsNamedDataMap } from './safetensors/named-data.js';
+export {
+  forgetSourceRecords,
+  MAX_SOURCE_RECORD_BYTES,
+  MAX_SOURCE_RECORD_FILES,
+  SOURCE_RECORD_FORMAT,
+  SOURCE_RECORD_VERSION,
+  SOURCE_RECORD_WARNING,
+  SourceRecord,
+  sourceRecordFor,
+  sourceRecordPath,
+} from './safetensors/source-record.js';
+export {
+  resetWeightFileStats,
+  type WeightStats,
+  weightFileStats,
+} from './safetensors/weight-stats.js';
+export { MAX_WINDOW_BYTES } from './safetensors/windows.js';
 export { encodeSafetensors, type F32TensorInput } from './safetensors/writer.js';
+export { safetensorsLimits };

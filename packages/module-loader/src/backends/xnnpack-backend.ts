@@ -2,18 +2,19 @@ import {
   createFullyConnectedNcF32,
   type FullyConnectedOperator,
   type GemmTiling,
+  type NamedDataMap,
   XNNWeightsCache,
+  XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
 import type { CompileSpecValue, GraphMethodManifest, GraphNode } from '../program/manifest.js';
+import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
+import { ContentKeyedDataMap } from '../safetensors/named-data.js';
+import { sourceRecordFor } from '../safetensors/source-record.js';
 import { gelu, relu } from './activations.js';
 import type { Backend, BackendInitContext, Tensor } from './backend.js';
-import {
-  HeapWeightsCacheSource,
-  type WeightsCacheLease,
-  type WeightsCacheSource,
-} from './weights-cache-source.js';
+import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
 import {
   checkXnnpackOption,
   DEFAULT_XNNPACK_OPTIONS,
@@ -21,11 +22,15 @@ import {
   XNNPACK_OPTION_KEYS,
   type XnnpackRuntimeOptions,
 } from './xnnpack-options.js';
+import { type XnnpackWorkspace, XnnpackWorkspaces } from './xnnpack-workspace.js';
 
 export const XNNPACK_BACKEND_ID = 'XnnpackBackend';
 
 export interface XnnpackBackendConfig {
-  /** Cache instances per packed_cache_path; heap-only when omitted. */
+  /**
+   * Cache instances per packed_cache_path (default: an XNNWeightsCacheManager, so a path
+   * is a cache file; the empty path is one shared heap-only cache).
+   */
   caches?: WeightsCacheSource;
   /** GEMM tiling of every operator (compile spec `tiling` = "nr,kr,sr" overrides it). */
   tiling?: GemmTiling;
@@ -51,8 +56,15 @@ export interface XnnpackHandle {
   readonly options: Readonly<XnnpackRuntimeOptions>;
   /** One operator per linear node, by node index. */
   readonly operators: Map<number, FullyConnectedOperator>;
-  /** Names finalizeForRuntime returned: the references this method holds. */
+  /**
+   * Names finalizeForRuntime returned: the references this method holds. With the weight
+   * cache on, each is the content key of the kernel followed by that of the bias.
+   */
   readonly packedDataNames: readonly string[];
+  /** Content key (hex SHA-256 of the stored bytes) of each linear node's kernel and bias. */
+  readonly contentKeys: ReadonlyMap<number, { kernel: string; bias: string | null }>;
+  /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
+  readonly workspace: XnnpackWorkspace;
   readonly cache: XNNWeightsCache;
   /** Operators whose weights came from the cache instead of being packed. */
   readonly cacheHits: number;
@@ -71,31 +83,45 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
   private readonly tiling: GemmTiling | undefined;
   private readonly onOperatorCreated: XnnpackBackendConfig['onOperatorCreated'];
   private globals: XnnpackRuntimeOptions = { ...DEFAULT_XNNPACK_OPTIONS };
+  private readonly workspaces = new XnnpackWorkspaces();
 
   constructor(config: XnnpackBackendConfig = {}) {
-    this.caches = config.caches ?? new HeapWeightsCacheSource();
+    this.caches = config.caches ?? new XNNWeightsCacheManager();
     this.tiling = config.tiling;
     this.onOperatorCreated = config.onOperatorCreated;
   }
 
+  /**
+   * Global options. As upstream: `packed_cache_path` is kept and used by inits whose
+   * runtime specs name no path; `save_weight_cache_on_disk` = true saves every live cache
+   * now (a one-shot, never stored; a failure is ERR_WEIGHTS_CACHE_SAVE_FAILED).
+   */
   setOption(key: string, value: OptionValue): void {
-    if (key === XNNPACK_OPTION_KEYS.packedCachePath) {
-      throw new ModuleLoaderError(
-        'ERR_OPTION_INVALID_KEY',
-        `"${key}" is a load-time option: pass it in the LoadBackendOptionsMap given to Module.load`,
-        { field: key },
-      );
-    }
     if (!checkXnnpackOption(key, value)) return;
+    if (key === XNNPACK_OPTION_KEYS.saveWeightCacheOnDisk) {
+      if (value === true) this.saveAll();
+      return;
+    }
     this.globals = resolveXnnpackOptions([{ key, value }], this.globals);
   }
 
   getOption(key: string): OptionValue | undefined {
     if (key === XNNPACK_OPTION_KEYS.weightCacheEnabled) return this.globals.weightCacheEnabled;
     if (key === XNNPACK_OPTION_KEYS.workspaceSharingMode) return this.globals.workspaceSharingMode;
-    if (key === XNNPACK_OPTION_KEYS.saveWeightCacheOnDisk)
-      return this.globals.saveWeightCacheOnDisk;
+    if (key === XNNPACK_OPTION_KEYS.packedCachePath) return this.globals.packedCachePath;
+    if (key === XNNPACK_OPTION_KEYS.xnnpackRevision) return this.globals.xnnpackRevision;
     return undefined;
+  }
+
+  private saveAll(): void {
+    const error = this.caches.saveAll();
+    if (error) {
+      throw new ModuleLoaderError(
+        'ERR_WEIGHTS_CACHE_SAVE_FAILED',
+        `Saving the weights cache failed: ${error.message}`,
+        { cause: error },
+      );
+    }
   }
 
   init(
@@ -116,13 +142,32 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     }
     const options = resolveXnnpackOptions(runtimeSpecs, this.globals);
     const tiling = tilingOf(compileSpecs, this.tiling);
+    const useCache = options.weightCacheEnabled;
+    // A cache file's record of known weight files: unchanged files need no header or hashing.
+    const record =
+      useCache && options.packedCachePath !== ''
+        ? sourceRecordFor(options.packedCachePath)
+        : undefined;
+    program.namedData.resolve(record);
     // Check every node against the weights before the cache is touched.
     let features = new Map(method.inputs.map((input) => [input.name, input.features]));
     method.graph.forEach((node, index) => {
       features = this.planNode(node, index, features, context);
     });
+    // The shared cache sees tensors by content; a private cache (weight cache off) by name.
+    const keyed = useCache ? new ContentKeyedDataMap(program.namedData) : null;
+    const contentKeys = new Map<number, { kernel: string; bias: string | null }>();
+    method.graph.forEach((node, index) => {
+      if (node.op !== 'linear') return;
+      contentKeys.set(
+        index,
+        keyed
+          ? { kernel: keyed.add(node.weight), bias: node.bias ? keyed.add(node.bias) : null }
+          : { kernel: node.weight, bias: node.bias ?? null },
+      );
+    });
     // Without the weight cache, the method packs into a private heap cache of its own.
-    const lease: WeightsCacheLease | null = options.weightCacheEnabled
+    const lease: WeightsCacheLease | null = useCache
       ? this.caches.acquire(options.packedCachePath)
       : null;
     const cache = lease?.cache ?? new XNNWeightsCache();
@@ -130,18 +175,24 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     let packedDataNames: string[] = [];
     let initialized = false;
     try {
-      cache.initializeForRuntime(program.namedData);
+      cache.initializeForRuntime((keyed ?? program.namedData) as NamedDataMap);
       initialized = true;
       const linear = method.graph.filter((node) => node.op === 'linear');
       const totalWeightBytes = linear.reduce(
-        (sum, node) => sum + (program.namedData.get(node.weight)?.data.byteLength ?? 0),
+        (sum, node) => sum + 4 * elementsOf(program.namedData.info(node.weight)?.shape ?? []),
         0,
       );
       let weightBytes = 0;
       method.graph.forEach((node, index) => {
         if (node.op !== 'linear') return;
-        const kernel = cache.loadUnpackedData(node.weight);
-        const bias = node.bias === undefined ? null : cache.loadUnpackedData(node.bias);
+        const keys = contentKeys.get(index) as { kernel: string; bias: string | null };
+        const kernel = cache.loadUnpackedData(keys.kernel);
+        const bias = keys.bias === null ? null : cache.loadUnpackedData(keys.bias);
+        // Newer operator options, passed only when set (clamping, XNNPACK revision).
+        const extra: Record<string, unknown> = {};
+        if (node.outputMin !== undefined) extra['outputMin'] = node.outputMin;
+        if (node.outputMax !== undefined) extra['outputMax'] = node.outputMax;
+        if (options.xnnpackRevision !== '') extra['xnnpackRevision'] = options.xnnpackRevision;
         const operator = createFullyConnectedNcF32({
           cache,
           inputChannels: kernel.shape[1] as number,
@@ -149,9 +200,10 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
           kernel,
           bias,
           ...(tiling === undefined ? {} : { tiling }),
+          ...extra,
         });
         operators.set(index, operator);
-        weightBytes += kernel.data.byteLength;
+        weightBytes += 4 * elementsOf(kernel.shape);
         this.onOperatorCreated?.({
           methodName,
           operators: operators.size,
@@ -162,10 +214,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
         });
       });
       packedDataNames = cache.finalizeForRuntime();
-      if (options.saveWeightCacheOnDisk) {
-        const error = this.caches.saveAll();
-        if (error) throw error;
-      }
+      // A one-shot save for this init (never stored as a global option).
+      if (options.saveWeightCacheOnDisk) this.saveAll();
     } catch (error) {
       // Leave the cache as it was: finalize what this build touched, then drop it again.
       if (initialized && !cache.isFinalized()) packedDataNames = cache.finalizeForRuntime();
@@ -174,6 +224,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       lease?.release();
       throw error;
     }
+    // Remember what was learnt about the weight files next to the cache file.
+    record?.save(program.namedData.knownFiles());
     let cacheHits = 0;
     for (const operator of operators.values()) if (operator.cacheHit) cacheHits++;
     return {
@@ -181,6 +233,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       options,
       operators,
       packedDataNames,
+      contentKeys,
+      workspace: this.workspaces.acquire(options.workspaceSharingMode, program),
       cache,
       cacheHits,
       lease,
@@ -217,19 +271,36 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       }
       values.set(spec.name, tensor);
     });
+    // Intermediate values live in the workspace; method outputs are fresh arrays.
+    const outputs = new Set(method.outputs);
+    const shapes = new Map<string, [number, number]>();
+    for (const [name, tensor] of values) shapes.set(name, tensor.shape);
+    const scratchSizes: number[] = [];
+    method.graph.forEach((node, index) => {
+      const [rows, columns] = shapes.get(node.input) as [number, number];
+      const width =
+        node.op === 'linear'
+          ? (handle.operators.get(index) as FullyConnectedOperator).outputChannels
+          : columns;
+      shapes.set(node.output, [rows, width]);
+      if (!outputs.has(node.output)) scratchSizes.push(rows * width);
+    });
+    const scratch = handle.workspace.views(scratchSizes);
+    let next = 0;
     method.graph.forEach((node, index) => {
       const input = values.get(node.input) as Tensor;
-      const rows = input.shape[0];
+      const shape = shapes.get(node.output) as [number, number];
+      const size = shape[0] * shape[1];
+      const out = outputs.has(node.output)
+        ? new Float32Array(size)
+        : (scratch[next++] as Float32Array);
       if (node.op === 'linear') {
-        const operator = handle.operators.get(index) as FullyConnectedOperator;
-        values.set(node.output, {
-          shape: [rows, operator.outputChannels],
-          data: operator.run(input.data, rows),
-        });
-        return;
+        (handle.operators.get(index) as FullyConnectedOperator).run(input.data, shape[0], out);
+      } else {
+        out.set(input.data.subarray(0, size));
+        (node.op === 'relu' ? relu : gelu)(out);
       }
-      const data = (node.op === 'relu' ? relu : gelu)(input.data.slice());
-      values.set(node.output, { shape: [rows, input.shape[1]], data });
+      values.set(node.output, { shape, data: out });
     });
     return method.outputs.map((name) => values.get(name) as Tensor);
   }
@@ -253,14 +324,14 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     const field = `methods.${methodName}.graph[${index}]`;
     const inFeatures = features.get(node.input) as number;
     if (node.op !== 'linear') return features.set(node.output, inFeatures);
-    const kernel = program.namedData.get(node.weight);
+    const kernel = program.namedData.info(node.weight);
     const fail = (message: string, at: string): never => {
       throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${program.path}: ${at}: ${message}`, {
         file: program.path,
         field: at,
       });
     };
-    if (!kernel)
+    if (!kernel || !FLOAT_DTYPES.has(kernel.dtype))
       return fail(`weight "${node.weight}" is not in the program's weights`, `${field}.weight`);
     if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
       fail(
@@ -269,8 +340,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       );
     }
     if (node.bias !== undefined) {
-      const bias = program.namedData.get(node.bias);
-      if (!bias)
+      const bias = program.namedData.info(node.bias);
+      if (!bias || !FLOAT_DTYPES.has(bias.dtype))
         return fail(`bias "${node.bias}" is not in the program's weights`, `${field}.bias`);
       if (bias.shape.length !== 1 || bias.shape[0] !== kernel.shape[0]) {
         fail(
@@ -281,6 +352,12 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     }
     return features.set(node.output, kernel.shape[0] as number);
   }
+}
+
+function elementsOf(shape: readonly number[]): number {
+  let product = 1;
+  for (const size of shape) product *= size;
+  return product;
 }
 
 /** Compile spec `tiling` = "nr,kr,sr" (e.g. "8,1,1") picks the GEMM tiling of a method. */

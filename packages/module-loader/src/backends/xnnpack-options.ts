@@ -7,7 +7,12 @@ export const XNNPACK_OPTION_KEYS = {
   workspaceSharingMode: 'workspace_sharing_mode',
   packedCachePath: 'packed_cache_path',
   saveWeightCacheOnDisk: 'save_weight_cache_on_disk',
+  /** Ours: which XNNPACK revision's operator types seed the cache ('' = the cache's default). */
+  xnnpackRevision: 'xnnpack_revision',
 } as const;
+
+/** XNNPACK revisions whose seeds the cache can compute (ExecuTorch main pins 92a7ad50). */
+export const XNNPACK_REVISION_VALUES = ['92a7ad50', '1adaa7c7'] as const;
 
 /** XNNPACK's WorkspaceSharingMode: 0 Disabled, 1 PerModel, 2 Global. */
 export const WORKSPACE_SHARING_MODES = ['Disabled', 'PerModel', 'Global'] as const;
@@ -17,14 +22,22 @@ export interface XnnpackRuntimeOptions {
   workspaceSharingMode: number;
   /** Empty: the shared heap-only cache instance. */
   packedCachePath: string;
+  /** A one-shot request of one init's runtime specs; never kept as a global option. */
   saveWeightCacheOnDisk: boolean;
+  /** '' = the cache's default revision. */
+  xnnpackRevision: string;
 }
 
+/**
+ * Upstream's defaults in the builds ExecuTorch's CMake presets make (weight cache on,
+ * EXECUTORCH_XNNPACK_SHARED_WORKSPACE on ⇒ WorkspaceSharingMode::Global).
+ */
 export const DEFAULT_XNNPACK_OPTIONS: Readonly<XnnpackRuntimeOptions> = Object.freeze({
   weightCacheEnabled: true,
-  workspaceSharingMode: 0,
+  workspaceSharingMode: 2,
   packedCachePath: '',
   saveWeightCacheOnDisk: false,
+  xnnpackRevision: '',
 });
 
 const EXPECTED_TYPES: Record<string, 'boolean' | 'int' | 'string'> = {
@@ -32,6 +45,7 @@ const EXPECTED_TYPES: Record<string, 'boolean' | 'int' | 'string'> = {
   [XNNPACK_OPTION_KEYS.workspaceSharingMode]: 'int',
   [XNNPACK_OPTION_KEYS.packedCachePath]: 'string',
   [XNNPACK_OPTION_KEYS.saveWeightCacheOnDisk]: 'boolean',
+  [XNNPACK_OPTION_KEYS.xnnpackRevision]: 'string',
 };
 
 /** Checks a known key's type (and range); returns false for keys this backend ignores. */
@@ -56,6 +70,16 @@ export function checkXnnpackOption(key: string, value: OptionValue): boolean {
       { field: key },
     );
   }
+  if (
+    key === XNNPACK_OPTION_KEYS.xnnpackRevision &&
+    !(XNNPACK_REVISION_VALUES as readonly string[]).includes(value as string)
+  ) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_VALUE',
+      `Expected one of ${XNNPACK_REVISION_VALUES.join(', ')} for "${key}" but received ${describeValue(value)}`,
+      { field: key },
+    );
+  }
   return true;
 }
 
@@ -73,6 +97,8 @@ export function resolveXnnpackOptions(
       resolved.workspaceSharingMode = value as number;
     else if (key === XNNPACK_OPTION_KEYS.packedCachePath)
       resolved.packedCachePath = value as string;
+    else if (key === XNNPACK_OPTION_KEYS.xnnpackRevision)
+      resolved.xnnpackRevision = value as string;
     else resolved.saveWeightCacheOnDisk = value as boolean;
   }
   return resolved;

@@ -12,7 +12,16 @@ export const MAX_NAME_LENGTH = 256;
 export type CompileSpecValue = boolean | number | string;
 
 export type GraphNode =
-  | { op: 'linear'; input: string; output: string; weight: string; bias?: string }
+  | {
+      op: 'linear';
+      input: string;
+      output: string;
+      weight: string;
+      bias?: string;
+      /** Clamp bounds of the outputs (XNNPACK's output_min/output_max); absent = none. */
+      outputMin?: number;
+      outputMax?: number;
+    }
   | { op: 'relu' | 'gelu'; input: string; output: string };
 
 export interface MethodInput {
@@ -168,14 +177,26 @@ function parseNode(raw: unknown, path: string, fail: Fail): GraphNode {
   const output = expectName(node['output'], `${path}.output`, fail);
   if (op !== 'linear') return { op: op as 'relu' | 'gelu', input, output };
   const weight = expectName(node['weight'], `${path}.weight`, fail);
-  if (node['bias'] === undefined) return { op: 'linear', input, output, weight };
-  return {
-    op: 'linear',
-    input,
-    output,
-    weight,
-    bias: expectName(node['bias'], `${path}.bias`, fail),
-  };
+  const linear: GraphNode = { op: 'linear', input, output, weight };
+  if (node['bias'] !== undefined) linear.bias = expectName(node['bias'], `${path}.bias`, fail);
+  const outputMin = optionalNumber(node['output_min'], `${path}.output_min`, fail);
+  const outputMax = optionalNumber(node['output_max'], `${path}.output_max`, fail);
+  // XNNPACK refuses a lower bound above the upper one (xnn_status_invalid_parameter).
+  if (outputMin !== undefined && outputMax !== undefined && outputMin > outputMax) {
+    fail(
+      `${path}.output_min`,
+      `expected at most output_max (${outputMax}) but received ${outputMin}`,
+    );
+  }
+  if (outputMin !== undefined) linear.outputMin = outputMin;
+  if (outputMax !== undefined) linear.outputMax = outputMax;
+  return linear;
+}
+
+function optionalNumber(value: unknown, path: string, fail: Fail): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || Number.isNaN(value)) return fail(path, 'expected a number');
+  return value;
 }
 
 function parseCompileSpecs(

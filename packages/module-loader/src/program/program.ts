@@ -3,12 +3,16 @@ import { ModuleLoaderError } from '../errors.js';
 import { resolveContainedPath } from '../files/contained-path.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read-regular-file.js';
-import { SafetensorsFile, SafetensorsNamedDataMap } from '../safetensors/file.js';
+import { SafetensorsFile } from '../safetensors/file.js';
+import { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
+import { WeightCounters, type WeightStats } from '../safetensors/weight-stats.js';
 import { MAX_MANIFEST_BYTES, type ProgramManifest, parseManifest } from './manifest.js';
 
 /**
- * 'minimal' checks the manifest and the weight files' headers; 'internal-consistency'
- * also checks that every tensor a graph names exists in the weights.
+ * 'minimal' checks the manifest and stats the weight files (their headers are read, or
+ * taken from a record of known files, when a method first needs them);
+ * 'internal-consistency' also reads the tables now and checks that every tensor a graph
+ * names exists in the weights.
  */
 export type ProgramVerification = 'minimal' | 'internal-consistency';
 
@@ -18,6 +22,8 @@ export interface LoadedProgram {
   readonly manifest: ProgramManifest;
   /** The safetensors tensors of the program, zero-copy views of mapped files. */
   readonly namedData: SafetensorsNamedDataMap;
+  /** What loading this program's weights has cost so far (stats, headers, hashing, maps). */
+  weightStats(): WeightStats;
   /**
    * Reads a regular file the manifest names (relative to it, contained in its folder after
    * resolving symlinks), e.g. a ChipCallable; at most `maxBytes` (default MAX_CALLABLE_BYTES).
@@ -27,23 +33,31 @@ export interface LoadedProgram {
   close(): void;
 }
 
-/** Loads a manifest and maps its weights; on any error nothing stays open. */
+/**
+ * Loads a manifest and stats its weight files (nothing is opened or mapped until a method
+ * needs tensor bytes); on any error nothing stays open.
+ */
 export function loadProgram(path: string, verification: ProgramVerification): LoadedProgram {
   const manifestBytes = readRegularFile(path, MAX_MANIFEST_BYTES, { file: path, field: '$' });
   const manifest = parseManifest(new TextDecoder().decode(manifestBytes), path);
   const dir = dirname(path);
   const files: SafetensorsFile[] = [];
+  const counters = new WeightCounters();
   try {
     manifest.weights.forEach((weights, index) => {
-      const field = `weights[${index}]`;
-      files.push(SafetensorsFile.open(resolveContainedPath(dir, weights, { file: path, field })));
+      const ctx = { file: path, field: `weights[${index}]` };
+      files.push(SafetensorsFile.at(resolveContainedPath(dir, weights, ctx), counters, ctx));
     });
     const namedData = new SafetensorsNamedDataMap(files);
-    if (verification === 'internal-consistency') checkReferences(manifest, namedData, path);
+    if (verification === 'internal-consistency') {
+      namedData.resolve();
+      checkReferences(manifest, namedData, path);
+    }
     return {
       path,
       manifest,
       namedData,
+      weightStats: () => ({ ...counters.stats }),
       readFile: (relativePath, field, maxBytes = MAX_CALLABLE_BYTES) => {
         const ctx = { file: path, field };
         return readRegularFile(resolveContainedPath(dir, relativePath, ctx), maxBytes, ctx);

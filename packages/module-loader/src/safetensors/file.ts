@@ -1,132 +1,408 @@
+import { createHash } from 'node:crypto';
 import { type MappedFile, type Mapping, MmapError, openMappedFile } from '@memlayer/mmap-native';
-import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
+import type { TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
+import { contentKey } from './digest.js';
 import { FLOAT_DTYPES } from './dtypes.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
+import { type FileIdentity, statIdentity } from './identity.js';
+import { type KnownFile, type KnownFileSource, processMemo } from './known-files.js';
+import { MAX_HEADER_BYTES } from './limits.js';
+import { WeightCounters } from './weight-stats.js';
+import { MAX_WINDOW_BYTES, planWindows, type WindowPlan } from './windows.js';
+
+/** 8-byte length + "{}": nothing shorter can be a safetensors file (checked from stat alone). */
+const MIN_FILE_BYTES = 10;
+
+interface Window extends WindowPlan {
+  mapping: Mapping | null;
+  /** Views whose data currently points into this window. */
+  readonly holders: Set<MappedTensorView>;
+}
 
 /**
- * A safetensors file mapped read-only with mmap-native. F32 tensors are zero-copy views
- * of the mapping; F16/BF16 are widened to f32 on first use. close() unmaps: views
- * handed out before then read as empty afterwards, never as freed memory.
+ * An f32 view of one tensor. `data` is a getter: the file is opened and mapped only when a
+ * caller reads it (a layer that missed the cache), never for a cache hit.
  */
-export class SafetensorsFile {
-  readonly path: string;
-  readonly tensors: ReadonlyMap<string, SafetensorsTensorInfo>;
-  readonly metadata: Readonly<Record<string, string>>;
-  private readonly file: MappedFile;
-  private readonly mapping: Mapping;
-  private readonly views = new Map<string, TensorView>();
+export class MappedTensorView implements TensorView {
+  readonly dtype = 'f32' as const;
+  #floats: Float32Array | null = null;
 
-  private constructor(path: string, file: MappedFile, mapping: Mapping) {
-    this.path = path;
-    this.file = file;
-    this.mapping = mapping;
-    const header = parseSafetensorsHeader(mapping.bytes(), mapping.length, path);
-    this.tensors = new Map(header.tensors.map((tensor) => [tensor.name, tensor]));
-    this.metadata = header.metadata;
+  constructor(
+    readonly name: string,
+    readonly info: SafetensorsTensorInfo,
+    readonly owner: SafetensorsFile,
+  ) {}
+
+  get shape(): readonly number[] {
+    return this.info.shape;
   }
 
-  static open(path: string): SafetensorsFile {
-    let file: MappedFile | undefined;
-    let mapping: Mapping | undefined;
-    try {
-      file = openMappedFile(path, { mode: 'r' });
-      const size = file.size();
-      if (size < 8) {
-        throw new ModuleLoaderError(
-          'ERR_SAFETENSORS_INVALID',
-          `${path}: file is ${size} bytes; too short for safetensors`,
-          {
-            file: path,
-          },
-        );
-      }
-      mapping = file.map(0, size, { writable: false });
-      return new SafetensorsFile(path, file, mapping);
-    } catch (error) {
-      mapping?.close();
-      file?.close();
-      if (error instanceof MmapError) {
-        throw new ModuleLoaderError(
-          'ERR_PROGRAM_IO',
-          `${path}: cannot map weights (${error.code}: ${error.message})`,
-          {
-            file: path,
-            cause: error,
-          },
-        );
-      }
-      throw error;
-    }
+  get data(): Float32Array {
+    const floats = this.#floats;
+    // A detached view (window unmapped after release) is fetched again.
+    if (floats !== null && (floats.byteLength > 0 || this.info.byteLength === 0)) return floats;
+    this.#floats = this.owner.floatsOf(this);
+    return this.#floats;
   }
 
-  /** The tensor as an f32 view (same object on every call), or undefined. */
-  get(name: string): TensorView | undefined {
-    const cached = this.views.get(name);
-    if (cached) return cached;
-    const info = this.tensors.get(name);
-    if (!info || !FLOAT_DTYPES.has(info.dtype) || this.mapping.closed) return undefined;
-    const view: TensorView = { name, dtype: 'f32', shape: info.shape, data: this.floatsOf(info) };
-    this.views.set(name, view);
-    return view;
-  }
-
-  /** Bytes of the mapping that back tensor data (for accounting). */
-  get mappedBytes(): number {
-    return this.mapping.length;
-  }
-
-  close(): void {
-    this.views.clear();
-    this.mapping.close();
-    this.file.close();
-  }
-
-  private floatsOf(info: SafetensorsTensorInfo): Float32Array {
-    const elements = info.byteLength / (info.dtype === 'F32' ? 4 : 2);
-    if (info.dtype === 'F32') {
-      // Zero-copy when the tensor is 4-byte aligned in the file (writers pad for this).
-      if (info.fileOffset % 4 === 0)
-        return new Float32Array(this.mapping.buffer, info.fileOffset, elements);
-      return new Float32Array(
-        this.mapping.buffer.slice(info.fileOffset, info.fileOffset + info.byteLength),
-      );
-    }
-    const bytes = new Uint8Array(this.mapping.buffer, info.fileOffset, info.byteLength);
-    return info.dtype === 'F16' ? f16ToF32(bytes) : bf16ToF32(bytes);
+  /** @internal Forget the floats (their window may be unmapped next). */
+  drop(): void {
+    this.#floats = null;
   }
 }
 
-/** The named data map of a program: the union of its safetensors files. */
-export class SafetensorsNamedDataMap implements NamedDataMap {
-  private readonly owners = new Map<string, SafetensorsFile>();
+/**
+ * A safetensors file of a program. Created from a stat alone: its tensor table comes from
+ * a remembered record when the file's identity matches one, else from its header, read on
+ * first need. Tensor data is mapped read-only in windows of at most 1 GiB, on first use.
+ * close() unmaps: views handed out before read as empty afterwards, never as freed memory.
+ */
+export class SafetensorsFile {
+  readonly path: string;
+  readonly identity: FileIdentity;
+  readonly counters: WeightCounters;
+  #known: KnownFile | null = null;
+  #metadata: Readonly<Record<string, string>> | null = null;
+  #tensors: Map<string, SafetensorsTensorInfo> | null = null;
+  #file: MappedFile | null = null;
+  /** Whether this file's own header has been read since it was opened or stat'ed. */
+  #headerRead = false;
+  #windows: Window[] | null = null;
+  #windowOf: Map<string, number> | null = null;
+  readonly #views = new Map<string, MappedTensorView>();
+  #hashed = false;
+  #closed = false;
 
-  constructor(readonly files: readonly SafetensorsFile[]) {
-    for (const file of files) {
-      for (const name of file.tensors.keys()) {
-        const other = this.owners.get(name);
-        if (other) {
-          throw new ModuleLoaderError(
-            'ERR_SAFETENSORS_INVALID',
-            `${file.path}: tensor "${name}" is also in ${other.path}`,
-            { file: file.path, field: name },
-          );
-        }
-        this.owners.set(name, file);
-      }
+  private constructor(path: string, identity: FileIdentity, counters: WeightCounters) {
+    this.path = path;
+    this.identity = identity;
+    this.counters = counters;
+  }
+
+  /** Opens and reads the header now (the eager form; programs use SafetensorsFile.at). */
+  static open(path: string, counters = new WeightCounters()): SafetensorsFile {
+    const file = SafetensorsFile.at(path, counters, { file: path, field: path });
+    try {
+      file.#readOwnHeader();
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    return file;
+  }
+
+  /**
+   * One stat, no open: the file's identity (and its table when the process memo knows this
+   * identity). A file too short to be safetensors is refused here.
+   */
+  static at(path: string, counters: WeightCounters, ctx: { file: string; field: string }) {
+    const identity = statIdentity(path, ctx);
+    counters.add('filesStatted');
+    if (identity.size < MIN_FILE_BYTES) {
+      throw new ModuleLoaderError(
+        'ERR_SAFETENSORS_INVALID',
+        `${path}: file is ${identity.size} bytes; too short for safetensors`,
+        { file: path },
+      );
+    }
+    const file = new SafetensorsFile(path, identity, counters);
+    file.learn(processMemo);
+    return file;
+  }
+
+  /** Whether the tensor table is known (from a record or the header). */
+  get isKnown(): boolean {
+    return this.#known !== null;
+  }
+
+  /** Takes table and digests from `source` if it holds this exact identity. */
+  learn(source: KnownFileSource | undefined): boolean {
+    if (this.#known !== null) return true;
+    const known = source?.recall(this.identity);
+    if (known === undefined) return false;
+    this.#adopt(known);
+    this.counters.add('filesKnown');
+    if (source !== processMemo) processMemo.remember(known);
+    return true;
+  }
+
+  /** Everything remembered about this file (its digests grow as tensors are hashed). */
+  describe(): KnownFile {
+    return this.#ensureKnown();
+  }
+
+  get tensors(): ReadonlyMap<string, SafetensorsTensorInfo> {
+    this.#ensureKnown();
+    return this.#tensors as Map<string, SafetensorsTensorInfo>;
+  }
+
+  /** The header's __metadata__ (reads the header if it came from a record). */
+  get metadata(): Readonly<Record<string, string>> {
+    if (this.#metadata === null) this.#readOwnHeader();
+    return this.#metadata as Readonly<Record<string, string>>;
+  }
+
+  /** The tensor as an f32 view (same object on every call), or undefined. No I/O. */
+  get(name: string): MappedTensorView | undefined {
+    const cached = this.#views.get(name);
+    if (cached) return cached;
+    const info = this.tensors.get(name);
+    if (!info || !FLOAT_DTYPES.has(info.dtype) || this.#closed) return undefined;
+    const view = new MappedTensorView(name, info, this);
+    this.#views.set(name, view);
+    return view;
+  }
+
+  /** The name the weights cache knows this tensor by: its digest (+ dtype when widened). */
+  contentKey(name: string): string {
+    const info = this.tensors.get(name);
+    if (info === undefined) {
+      throw new ModuleLoaderError('ERR_SAFETENSORS_INVALID', `${this.path}: no tensor "${name}"`, {
+        file: this.path,
+        field: name,
+      });
+    }
+    return contentKey(this.digest(info), info.dtype);
+  }
+
+  /** SHA-256 of the tensor's stored bytes: remembered, or read (in ≤ 1 GiB maps) and hashed. */
+  digest(info: SafetensorsTensorInfo): string {
+    const known = this.#ensureKnown();
+    const remembered = known.digests.get(info.name);
+    if (remembered !== undefined) return remembered;
+    // Tensors over a window's size are hashed through several short-lived mappings.
+    const hash = createHash('sha256');
+    for (let at = 0; at < info.byteLength; at += MAX_WINDOW_BYTES) {
+      const length = Math.min(MAX_WINDOW_BYTES, info.byteLength - at);
+      this.#withBytes(info.fileOffset + at, length, (bytes) => hash.update(bytes));
+    }
+    const hex = hash.digest('hex');
+    this.counters.add('tensorsHashed');
+    this.counters.add('bytesHashed', info.byteLength);
+    if (!this.#hashed) {
+      this.#hashed = true;
+      this.counters.add('filesHashed');
+    }
+    known.digests.set(info.name, hex);
+    return hex;
+  }
+
+  /** @internal The floats behind a view; opens and maps on first use. */
+  floatsOf(view: MappedTensorView): Float32Array {
+    const { info } = view;
+    if (this.#closed || info.byteLength === 0) return new Float32Array(0);
+    this.#openFile();
+    const elements = info.byteLength / (info.dtype === 'F32' ? 4 : 2);
+    if (info.dtype === 'F32' && info.fileOffset % 4 === 0) {
+      const window = this.#mapWindow(info);
+      window.holders.add(view);
+      const mapping = window.mapping as Mapping;
+      return new Float32Array(mapping.buffer, info.fileOffset - window.start, elements);
+    }
+    // Unaligned f32 and widened dtypes become heap copies.
+    const bytes = this.#withBytes(info.fileOffset, info.byteLength, (b) => b.slice());
+    if (info.dtype === 'F32') return new Float32Array(bytes.buffer);
+    return info.dtype === 'F16' ? f16ToF32(bytes) : bf16ToF32(bytes);
+  }
+
+  /** @internal A view's data is no longer needed: unmap its window when no view holds it. */
+  release(view: MappedTensorView): void {
+    view.drop();
+    const index = this.#windowOf?.get(view.name);
+    const window = index === undefined ? undefined : this.#windows?.[index];
+    if (window === undefined || !window.holders.delete(view)) return;
+    if (window.holders.size === 0) {
+      window.mapping?.close();
+      window.mapping = null;
     }
   }
 
-  get(name: string): TensorView | undefined {
-    return this.owners.get(name)?.get(name);
-  }
-
-  names(): Iterable<string> {
-    return this.owners.keys();
+  /** Bytes of the windows mapped right now. */
+  get mappedBytes(): number {
+    let total = 0;
+    for (const window of this.#windows ?? []) if (window.mapping) total += window.length;
+    return total;
   }
 
   close(): void {
-    for (const file of this.files) file.close();
+    this.#closed = true;
+    for (const window of this.#windows ?? []) {
+      window.mapping?.close();
+      window.mapping = null;
+      window.holders.clear();
+    }
+    for (const view of this.#views.values()) view.drop();
+    this.#views.clear();
+    this.#file?.close();
+    this.#file = null;
   }
+
+  #adopt(known: KnownFile): void {
+    this.#known = known;
+    this.#tensors = new Map(known.tensors.map((tensor) => [tensor.name, tensor]));
+  }
+
+  #ensureKnown(): KnownFile {
+    if (this.#known === null) this.#readOwnHeader();
+    return this.#known as KnownFile;
+  }
+
+  /**
+   * Opens the file (once) and checks it is still the file that was stat'ed: a file changed
+   * since then would not match the digests already handed to the cache.
+   */
+  #openFile(): MappedFile {
+    if (this.#closed) {
+      throw new ModuleLoaderError('ERR_PROGRAM_IO', `${this.path}: the weights were closed`, {
+        file: this.path,
+      });
+    }
+    if (this.#file !== null) return this.#file;
+    let file: MappedFile;
+    try {
+      file = openMappedFile(this.path, { mode: 'r' });
+    } catch (error) {
+      throw ioError(this.path, 'cannot open weights', error);
+    }
+    this.counters.add('filesOpened');
+    try {
+      const stat = file.stat();
+      const id = this.identity;
+      if (
+        BigInt(stat.dev) !== id.dev ||
+        BigInt(stat.ino) !== id.ino ||
+        stat.size !== id.size ||
+        stat.mtimeNs !== id.mtimeNs
+      ) {
+        throw changed(this.path, 'it was modified or replaced after the program was loaded');
+      }
+      this.#file = file;
+      if (!this.#headerRead) this.#readOwnHeader();
+    } catch (error) {
+      this.#file = null;
+      file.close();
+      throw error instanceof MmapError ? ioError(this.path, 'cannot read weights', error) : error;
+    }
+    return file;
+  }
+
+  /** Reads and validates the header; a table taken from a record must equal it. */
+  #readOwnHeader(): void {
+    const file = this.#openFile();
+    if (this.#headerRead) return;
+    const size = this.identity.size;
+    const lengthPrefix = file.read(0, 8);
+    const headerLength =
+      lengthPrefix.byteLength === 8
+        ? new DataView(lengthPrefix.buffer, lengthPrefix.byteOffset, 8).getBigUint64(0, true)
+        : 0n;
+    const prefix =
+      headerLength <= BigInt(MAX_HEADER_BYTES) && 8n + headerLength <= BigInt(size)
+        ? file.read(0, 8 + Number(headerLength))
+        : lengthPrefix;
+    const header = parseSafetensorsHeader(prefix, size, this.path);
+    this.counters.add('headersParsed');
+    this.#headerRead = true;
+    this.#metadata = header.metadata;
+    if (this.#known === null) {
+      const known: KnownFile = {
+        identity: this.identity,
+        tensors: header.tensors,
+        digests: new Map(),
+      };
+      this.#adopt(known);
+      processMemo.remember(known);
+      return;
+    }
+    if (!sameTables(this.#known.tensors, header.tensors)) {
+      throw changed(this.path, 'its header no longer matches the remembered tensor table');
+    }
+  }
+
+  #mapWindow(info: SafetensorsTensorInfo): Window {
+    if (this.#windows === null) {
+      const plan = planWindows(this.#ensureKnown().tensors);
+      this.#windows = plan.windows.map((w) => ({ ...w, mapping: null, holders: new Set() }));
+      this.#windowOf = plan.windowOf;
+    }
+    const window = this.#windows[this.#windowOf?.get(info.name) ?? -1];
+    if (window === undefined) throw new Error(`no window for tensor ${info.name}`);
+    if (window.mapping === null) window.mapping = this.#map(window.start, window.length);
+    return window;
+  }
+
+  #map(start: number, length: number): Mapping {
+    try {
+      const mapping = (this.#file as MappedFile).map(start, length, { writable: false });
+      this.counters.add('windowsMapped');
+      this.counters.add('bytesMapped', length);
+      return mapping;
+    } catch (error) {
+      throw ioError(this.path, `cannot map ${length} bytes at ${start}`, error);
+    }
+  }
+
+  /**
+   * Runs `use` on the bytes of a range: inside a window mapped already, or through a
+   * mapping of its own that is closed right after (hashing leaves nothing mapped).
+   */
+  #withBytes<T>(start: number, length: number, use: (bytes: Uint8Array) => T): T {
+    if (length === 0) return use(new Uint8Array(0));
+    this.#openFile();
+    for (const window of this.#windows ?? []) {
+      if (
+        window.mapping &&
+        start >= window.start &&
+        start + length <= window.start + window.length
+      ) {
+        return use(new Uint8Array(window.mapping.buffer, start - window.start, length));
+      }
+    }
+    const mapping = this.#map(start, length);
+    try {
+      return use(new Uint8Array(mapping.buffer, 0, length));
+    } finally {
+      mapping.close();
+    }
+  }
+}
+
+function sameTables(
+  a: readonly SafetensorsTensorInfo[],
+  b: readonly SafetensorsTensorInfo[],
+): boolean {
+  if (a.length !== b.length) return false;
+  const byName = new Map(b.map((tensor) => [tensor.name, tensor]));
+  for (const x of a) {
+    const y = byName.get(x.name);
+    if (
+      y === undefined ||
+      x.dtype !== y.dtype ||
+      x.fileOffset !== y.fileOffset ||
+      x.byteLength !== y.byteLength ||
+      x.shape.length !== y.shape.length ||
+      x.shape.some((size, i) => size !== y.shape[i])
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function changed(path: string, why: string): ModuleLoaderError {
+  return new ModuleLoaderError('ERR_WEIGHTS_CHANGED', `${path}: ${why}; load the program again`, {
+    file: path,
+  });
+}
+
+function ioError(path: string, what: string, error: unknown): ModuleLoaderError {
+  if (error instanceof ModuleLoaderError) return error;
+  const code = error instanceof MmapError ? error.code : (error as NodeJS.ErrnoException)?.code;
+  return new ModuleLoaderError(
+    'ERR_PROGRAM_IO',
+    `${path}: ${what} (${code ?? 'error'}: ${(error as Error)?.message})`,
+    { file: path, cause: error },
+  );
 }
