@@ -7,9 +7,12 @@ import {
   type XpwcFormatError,
   type XpwcIssue,
 } from '@memlayer/cache-format';
+import { writeAll, writeFileAtomically } from './atomic-replace.js';
 import type { CacheFile } from './cache-file.js';
+import { StorageFallback } from './fallback.js';
 import type { CacheFormat, CommittedIndex } from './index-io.js';
 import { toIndex } from './index-io.js';
+import { emitCacheWarning } from './warnings.js';
 
 /**
  * What a FileStorage may do with the file at its path, decided once per opened file
@@ -94,4 +97,66 @@ function judgeUnreadable(file: CacheFile, size: number, error: XpwcFormatError):
   const tail = size >= 8 ? file.read(size - 8, 8) : new Uint8Array(0);
   if (u32(tail, 0) === MAGIC) return { kind: 'refuse', reason: 'foreign-format', error };
   return { kind: 'refuse', reason: 'not-a-cache', error };
+}
+
+export interface PolicySettings {
+  /** Format to give an empty file. */
+  readonly format: CacheFormat;
+  readonly identity: string;
+  readonly fileMode: number;
+  readonly pageSize: number;
+}
+
+export type PolicyOutcome =
+  | {
+      readonly kind: 'use';
+      readonly format: CacheFormat;
+      readonly index: CommittedIndex | null;
+      /** Its entries are served, but new ones must not be appended (heap, 'foreign-format'). */
+      readonly appendRefused: boolean;
+    }
+  /** Replaced by a fresh file in `format`: open the path again. */
+  | { readonly kind: 'rebuilt'; readonly format: CacheFormat; readonly because: string };
+
+/**
+ * Judges the file and acts on the verdict: a refused file throws StorageFallback (its
+ * reason: 'not-a-cache' or 'foreign-format'); a rebuild writes a fresh file beside it (mode
+ * and owner kept) and renames it over, so processes that map the old one keep their bytes.
+ */
+export function applyFilePolicy(file: CacheFile, settings: PolicySettings): PolicyOutcome {
+  const verdict = judgeCacheFile(file, settings.format, settings.identity, settings.pageSize);
+  if (verdict.kind === 'refuse') {
+    throw new StorageFallback(
+      verdict.reason,
+      verdict.reason === 'not-a-cache'
+        ? `${file.path} is not a cache file; it is left as it is`
+        : `${file.path} is a cache file this package cannot extend safely; it is left as it is`,
+      { cause: verdict.error },
+    );
+  }
+  if (verdict.kind === 'rebuild') {
+    emitCacheWarning(
+      'MEMLAYER_CACHE_REBUILT',
+      `Cache file ${file.path} is not usable (${verdict.error.code}); starting a fresh one`,
+      verdict.error,
+    );
+    writeFileAtomically(file.path, { fileMode: settings.fileMode, keepFrom: file.stat() }, (fd) => {
+      if (verdict.format === 3) writeAll(fd, encodeHeader({ pageSize: settings.pageSize }), 0);
+    });
+    return { kind: 'rebuilt', format: verdict.format, because: verdict.error.code };
+  }
+  if (verdict.tolerated.length > 0) {
+    // Serve what is valid; rewriting the index of such a file is left to ExecuTorch.
+    const codes = verdict.tolerated.map((issue) => issue.code).join(', ');
+    emitCacheWarning(
+      'MEMLAYER_CACHE_LENIENT_READ',
+      `Cache file ${file.path} has defects ExecuTorch tolerates (${codes}); its valid entries are used, new ones stay on the heap`,
+    );
+  }
+  return {
+    kind: 'use',
+    format: verdict.format,
+    index: verdict.index,
+    appendRefused: verdict.tolerated.length > 0,
+  };
 }

@@ -1,22 +1,21 @@
-import { alignUp, crc32cOf, encodeHeader } from '@memlayer/cache-format';
-import { type LockKind, type Mapping, pageSize } from '@memlayer/mmap-native';
+import { alignUp, crc32cOf } from '@memlayer/cache-format';
+import { type Mapping, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
-import { removeDeadTemps, writeAll, writeFileAtomically } from './atomic-replace.js';
 import { BudgetKeeper } from './budget.js';
-import { CacheFile } from './cache-file.js';
+import type { CacheFile } from './cache-file.js';
 import { commitAtExit, type DeferredCommitter, forget } from './deferred-commit.js';
-import { FallbackLedger, reasonOf, StorageFallback } from './fallback.js';
-import { judgeCacheFile } from './file-policy.js';
+import { loadCommittedEntries } from './entry-loader.js';
+import { FallbackLedger, reasonOf } from './fallback.js';
 import type { FileRegion } from './file-region.js';
+import { CacheFileSession } from './file-session.js';
 import {
   type FileStorageOptions,
   type ResolvedFileStorageOptions,
   resolveFileStorageOptions,
 } from './file-storage-options.js';
 import { HeapStorage } from './heap-storage.js';
-import { type CacheFormat, type CommittedIndex, dataStartOf } from './index-io.js';
+import { type CacheFormat, dataStartOf } from './index-io.js';
 import { IndexWriter } from './index-writer.js';
-import { mapEntriesInWindows } from './load-windows.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from './memory-stats.js';
 import type {
   FallbackReason,
@@ -50,13 +49,11 @@ export interface FileStorageInfo {
   readonly pendingCommit: boolean;
 }
 
-const REPLACED_FILE_RETRIES = 8;
-
 /**
  * Packed bytes in a file mapped MAP_SHARED, with the v3 commit protocol of
  * @memlayer/cache-format (v2 files stay v2). This class decides when things happen; the
- * jobs live beside it: CacheFile (open policy, locks), judgeCacheFile (what may be done
- * with the file), RegionAllocator (batched growth), mapEntriesInWindows (load),
+ * jobs live beside it: CacheFileSession (the current file, its policy, locks and growth),
+ * RegionAllocator (batched growth), loadCommittedEntries (load windows),
  * IndexWriter (the commit), BudgetKeeper (disk budget), FallbackLedger (heap accounting).
  * The file lock is held only to read the index, to grow the file and to commit, so several
  * processes share one file. Any I/O failure turns file mode off for the rest of this
@@ -70,15 +67,9 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   readonly #allocator: RegionAllocator;
   readonly #writer: IndexWriter;
   readonly #budget: BudgetKeeper;
-  #file: CacheFile | null = null;
-  #format: CacheFormat = 3;
-  /** Format of the next fresh file after a rebuild (a v1 file becomes v2). */
-  #rebuildFormat: CacheFormat | null = null;
+  readonly #session: CacheFileSession;
   #windows: Mapping[] = [];
-  /** Files replaced by compaction or a rebuild whose mappings are still in use. */
-  #retiredFiles: CacheFile[] = [];
   readonly #regions = new Map<PackedRegion, FileRegion>();
-  #committed: CommittedIndex | null = null;
   #offReason: FallbackReason | null = null;
   /** A file region was reserved since the last commit. */
   #unsaved = false;
@@ -89,13 +80,14 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   #finalizing = false;
   #loadedEntries = 0;
   #droppedEntries = 0;
-  #rebuiltBecause: string | null = null;
-  #tempsCleaned = false;
 
   constructor(options: FileStorageOptions) {
     this.#options = resolveFileStorageOptions(options);
     this.#pageSize = pageSize();
     this.#allocator = new RegionAllocator(this.#pageSize);
+    this.#session = new CacheFileSession(this.#options, this.#pageSize, () =>
+      this.#allocator.retire(),
+    );
     this.#writer = new IndexWriter({
       identity: this.#options.identity,
       pageSize: this.#pageSize,
@@ -112,13 +104,13 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   info(): FileStorageInfo {
     return {
       path: this.path,
-      format: this.#file === null ? null : this.#format,
-      generation: this.#committed?.generation ?? 0,
+      format: this.#session.file === null ? null : this.#session.format,
+      generation: this.#session.committed?.generation ?? 0,
       fallenBack: this.#offReason !== null,
       fallbackReason: this.#offReason,
       loadedEntries: this.#loadedEntries,
       droppedEntries: this.#droppedEntries,
-      rebuiltBecause: this.#rebuiltBecause,
+      rebuiltBecause: this.#session.rebuiltBecause,
       pendingCommit: this.#pending !== null,
     };
   }
@@ -130,8 +122,10 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       // append; loading again would map the same file twice.
       if (context.hasEntries || this.#windows.length > 0) return [];
       // Re-read the index: other processes may have committed since this file was opened.
-      this.#committed = null;
-      return this.#locked('shared', (file) => this.#load(file));
+      this.#session.committed = null;
+      const loaded = this.#session.locked('shared', (file) => this.#load(file));
+      if (this.#session.appendRefused) this.#offReason = 'foreign-format';
+      return loaded;
     } catch (error) {
       this.#fallBack(reasonOf(error, 'open'), 'open the cache file', error);
       return [];
@@ -144,7 +138,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     if (this.#offReason !== null) return this.#onHeap(this.#offReason, n, options);
     const length = alignUp(Math.max(n, 1), this.#pageSize);
     try {
-      if (!this.#budget.fits(this.#committed, this.#unsavedBytes(), length)) {
+      if (!this.#budget.fits(this.#session.committed, this.#unsavedBytes(), length)) {
         return this.#onHeap('over-budget', n, options);
       }
       return this.#reserveInFile(n, length);
@@ -194,7 +188,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   persist(entries: readonly StoredEntry[]): readonly string[] {
     const finalizing = this.#finalizing;
     this.#finalizing = false;
-    if (this.#offReason !== null || this.#file === null || !this.#unsaved) return [];
+    if (this.#offReason !== null || this.#session.file === null || !this.#unsaved) return [];
     if (this.#options.commit === 'finalize' || !finalizing) {
       this.#budget.note(entries);
       return this.#commitOrThrow(entries);
@@ -233,19 +227,14 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   close(): void {
     this.commitPendingNow();
+    const file = this.#session.file;
+    const orphanRatio = file === null ? 0 : this.#orphanBytes(file) / Math.max(file.size(), 1);
     this.#regions.clear();
     for (const window of this.#windows) window.close();
     this.#windows = [];
     this.#allocator.closeAll();
     this.#heap.close();
-    for (const file of this.#retiredFiles) file.close();
-    this.#retiredFiles = [];
-    const file = this.#file;
-    this.#file = null;
-    const orphanRatio = file === null ? 0 : this.#orphanBytes(file) / Math.max(file.size(), 1);
-    const fileBytes = file?.size() ?? 0;
-    file?.close();
-    this.#committed = null;
+    const fileBytes = this.#session.close();
     this.#unsaved = false;
     if (file !== null && this.#offReason === null) {
       this.#budget.afterClose(fileBytes, orphanRatio);
@@ -254,7 +243,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   stats(): StorageStats {
     const heapBytes = this.#heap.stats().heapBytes;
-    const file = this.#file;
+    const file = this.#session.file;
     let mappedBytes = this.#allocator.mappedBytes();
     for (const window of this.#windows) mappedBytes += window.length;
     const extras = {
@@ -279,162 +268,23 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     return region;
   }
 
-  /** Runs `fn` under the file lock, first moving to a replacement file if there is one. */
-  #locked<T>(kind: LockKind, fn: (file: CacheFile) => T): T {
-    for (let attempt = 0; attempt < REPLACED_FILE_RETRIES; attempt++) {
-      const file = this.#currentFile();
-      const result = file.withLock(kind, this.#options.lockTimeoutMs, () => {
-        if (file.isReplaced() || !this.#ready(file)) return null;
-        return { value: fn(file) };
-      });
-      if (result !== null) return result.value;
-      if (this.#file === file) this.#retire(file);
-    }
-    throw new Error(`${this.path} kept being replaced while this process tried to lock it`);
-  }
-
-  #currentFile(): CacheFile {
-    if (this.#file === null) {
-      if (!this.#tempsCleaned) {
-        this.#tempsCleaned = true;
-        removeDeadTemps(this.path);
-      }
-      const { backend, followSymlinks, fileMode } = this.#options;
-      this.#file = CacheFile.open(this.path, { backend, followSymlinks, fileMode });
-      this.#committed = null;
-    }
-    return this.#file;
-  }
-
-  /**
-   * Reads the committed index of a newly opened file (under its lock) and applies the
-   * file policy. False when the file was rebuilt: the caller retries on the fresh file.
-   */
-  #ready(file: CacheFile): boolean {
-    if (this.#committed !== null) return true;
-    const format = this.#rebuildFormat ?? this.#options.format;
-    const verdict = judgeCacheFile(file, format, this.#options.identity, this.#pageSize);
-    if (verdict.kind === 'refuse') {
-      throw new StorageFallback(
-        verdict.reason,
-        verdict.reason === 'not-a-cache'
-          ? `${this.path} is not a cache file; it is left as it is`
-          : `${this.path} is a cache file this package cannot extend safely; it is left as it is`,
-        { cause: verdict.error },
-      );
-    }
-    if (verdict.kind === 'rebuild') {
-      this.#rebuiltBecause = verdict.error.code;
-      emitCacheWarning(
-        'MEMLAYER_CACHE_REBUILT',
-        `Cache file ${this.path} is not usable (${verdict.error.code}); starting a fresh one`,
-        verdict.error,
-      );
-      // A fresh file beside it renamed over it: processes that map the old one keep it.
-      writeFileAtomically(
-        this.path,
-        { fileMode: this.#options.fileMode, keepFrom: file.stat() },
-        (fd) => {
-          if (verdict.format === 3) writeAll(fd, encodeHeader({ pageSize: this.#pageSize }), 0);
-        },
-      );
-      this.#rebuildFormat = verdict.format;
-      return false;
-    }
-    this.#format = verdict.format;
-    this.#committed = verdict.index ?? emptyIndex(verdict.format);
-    if (verdict.tolerated.length > 0) {
-      // Serve what is valid; appending a rewritten index is left to ExecuTorch itself.
-      emitCacheWarning(
-        'MEMLAYER_CACHE_LENIENT_READ',
-        `Cache file ${this.path} has defects ExecuTorch tolerates (${verdict.tolerated
-          .map((issue) => issue.code)
-          .join(', ')}); its valid entries are used, new ones stay on the heap`,
-      );
-      this.#offReason = 'foreign-format';
-    }
-    return true;
-  }
-
-  #retire(file: CacheFile): void {
-    this.#retiredFiles.push(file);
-    this.#allocator.retire();
-    this.#file = null;
-    this.#committed = null;
-  }
-
   #load(file: CacheFile): StoredEntry[] {
-    const index = this.#committed;
+    const index = this.#session.committed;
     this.#loadedEntries = 0;
     this.#droppedEntries = 0;
     if (index === null || index.entries.length === 0) return [];
-    const { windows, views } = mapEntriesInWindows(
-      file,
-      index.entries,
-      dataStartOf(index.version),
-      this.#options.loadWindowBytes,
-    );
-    this.#windows = windows;
-    const loaded: StoredEntry[] = [];
-    index.entries.forEach((entry, i) => {
-      const bytes = views[i];
-      // Kernels read packed data as Float32Array: an unaligned entry is repacked instead.
-      if (bytes === null || bytes === undefined) {
-        this.#droppedEntries++;
-        return;
-      }
-      const crc = 'crc32c' in entry ? entry.crc32c : undefined;
-      if (this.#options.verify === 'full' && crc !== undefined && crc32cOf(bytes) !== crc) {
-        this.#droppedEntries++;
-        emitCacheWarning(
-          'MEMLAYER_CACHE_CORRUPT_ENTRY',
-          `Packed entry "${entry.name}" of ${this.path} fails its CRC32C; it will be repacked`,
-        );
-        return;
-      }
-      const region: PackedRegion = {
-        bytes,
-        reservedBytes: alignUp(Math.max(entry.dataSize, 1), this.#pageSize),
-      };
-      this.#regions.set(region, {
-        file,
-        fileOffset: entry.fileOffset,
-        chunk: null,
-        committed: true,
-        crc32c: crc,
-        crcSize: entry.dataSize,
-      });
-      const stored = {
-        name: entry.name,
-        seed: entry.seed,
-        fingerprint: 'fingerprint' in entry ? entry.fingerprint : 0,
-        dataSize: entry.dataSize,
-        region,
-      };
-      const layout = 'layout' in entry ? entry.layout : undefined;
-      loaded.push(layout === undefined ? stored : { ...stored, layout });
-    });
-    this.#loadedEntries = loaded.length;
-    return loaded;
+    const { verify, loadWindowBytes } = this.#options;
+    const settings = { verify, loadWindowBytes, pageSize: this.#pageSize };
+    const loaded = loadCommittedEntries(file, index, settings, this.#regions);
+    this.#windows = loaded.windows;
+    this.#droppedEntries = loaded.dropped;
+    this.#loadedEntries = loaded.entries.length;
+    return loaded.entries;
   }
 
   #reserveInFile(n: number, length: number): PackedRegion {
-    const carved = this.#allocator.carve(this.#file, length, (bytes, minimum) =>
-      this.#locked('exclusive', (file) => {
-        const end = Math.max(file.size(), dataStartOf(this.#format));
-        const fileOffset = alignUp(end, this.#pageSize);
-        // mmap-native's heap backend writes a whole mapping back on sync: no spare tail there.
-        const size = file.mapped.backend === 'posix' ? bytes : minimum;
-        try {
-          file.mapped.grow(fileOffset + size);
-          return { file, fileOffset, size };
-        } catch (error) {
-          // A batch the disk cannot hold may still leave room for this one region.
-          if (size === minimum || reasonOf(error, 'io') !== 'enospc') throw error;
-          file.mapped.grow(fileOffset + minimum);
-          return { file, fileOffset, size: minimum };
-        }
-      }),
+    const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum) =>
+      this.#session.grow(bytes, minimum),
     );
     const region: PackedRegion = {
       bytes: carved.bytes.subarray(0, n),
@@ -460,7 +310,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     // trailer and slot writes run on a later turn of the event loop.
     const timer = setTimeout(() => {
       this.#backgroundScheduled = false;
-      const file = this.#file;
+      const file = this.#session.file;
       if (this.#pending === null || file === null) return;
       file.datasyncInBackground().then(
         () => this.commitPendingNow(),
@@ -485,28 +335,19 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   #commit(entries: readonly StoredEntry[]): readonly string[] {
+    const session = this.#session;
     const durable = this.#writer.save(entries, {
-      format: this.#format,
-      committed: () => this.#committed,
-      currentFile: () => this.#currentFile(),
-      locked: (fn) => this.#locked('exclusive', fn),
-      appendRegion: (length) => this.#appendRegion(length),
+      format: session.format,
+      committed: () => session.committed,
+      currentFile: () => session.current(),
+      locked: (fn) => session.locked('exclusive', fn),
+      appendRegion: (length) => session.grow(length, length),
     });
-    this.#committed = durable.index ?? this.#committed;
+    session.committed = durable.index ?? session.committed;
     this.#unsaved = false;
     this.#pending = null;
     forget(this);
     return durable.names;
-  }
-
-  /** Grows the file by one page-aligned region at its end (under the lock), unbatched. */
-  #appendRegion(length: number): { file: CacheFile; fileOffset: number } {
-    return this.#locked('exclusive', (file) => {
-      const end = Math.max(file.size(), dataStartOf(this.#format));
-      const fileOffset = alignUp(end, this.#pageSize);
-      file.mapped.grow(fileOffset + length);
-      return { file, fileOffset };
-    });
   }
 
   /** Page-rounded bytes reserved in the file and not yet committed. */
@@ -518,8 +359,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   /** File bytes that neither the committed index nor a pending region of ours references. */
   #orphanBytes(file: CacheFile): number {
-    const index = this.#committed;
-    const format = index?.version ?? this.#format;
+    const index = this.#session.committed;
+    const format = index?.version ?? this.#session.format;
     let live = dataStartOf(format);
     if (index !== null) {
       live += index.trailerLength;
@@ -541,8 +382,4 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     // File mode is over: new bytes go to the heap. Mappings already handed out stay
     // valid until close() (the cache may still read them).
   }
-}
-
-function emptyIndex(version: CacheFormat): CommittedIndex {
-  return { version, entries: [], indexStart: 0, trailerLength: 0, generation: 0 };
 }
