@@ -1,7 +1,10 @@
 // Every mapping is one kernel mapping (one line of /proc/self/maps), and Linux refuses new
 // ones with ENOMEM once a process has vm.max_map_count of them (65530 by default). That
 // ENOMEM looks like "out of memory", so the error says how many of ours are live.
+// Reaching the kernel limit is worse than an error: V8 itself then fails to mmap and Node
+// aborts the process ("Fatal process out of memory"), so we stop short of it.
 import { readFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { liveHeapMappings } from './backends/heap/mapping.js';
 import { loadedAddon } from './backends/posix/addon.js';
 import { MmapError } from './errors.js';
@@ -20,6 +23,43 @@ export function readMaxMapCount(): number | null {
 }
 
 /**
+ * Map slots left to the runtime (V8's heap pages, code space, thread stacks, libraries):
+ * a bare Node 20 process uses about 300; the rest is margin for a growing heap.
+ */
+export const MAP_COUNT_HEADROOM = 2048;
+
+let maxMapCount: number | null | undefined;
+
+function explanation(liveMappings: number, limit: number | null): string {
+  const here = limit === null ? '' : ` (${limit} here)`;
+  return (
+    `${liveMappings} mappings made by @memlayer/mmap-native are live in this process. ` +
+    `Each one counts toward the kernel's per-process limit vm.max_map_count${here}, and the ` +
+    'address space (ulimit -v) bounds their total size: close mappings you no longer use, ' +
+    'or map fewer, larger ranges.'
+  );
+}
+
+/**
+ * Throws MmapError 'ENOMEM' (syscall 'mmap') before a new mapping would leave fewer than
+ * MAP_COUNT_HEADROOM of vm.max_map_count to the runtime. Only where the limit is known.
+ */
+export function checkMapBudget(
+  liveMappings: number,
+  path: string,
+  limit: number | null = (maxMapCount ??=
+    readMaxMapCount()),
+): void {
+  if (limit === null || liveMappings + 1 + MAP_COUNT_HEADROOM <= limit) return;
+  const base = MmapError.fromErrno(osConstants.errno.ENOMEM, 'mmap', path);
+  throw new MmapError(
+    `${base.message}: refused before the kernel limit, which would abort Node. ` +
+      explanation(liveMappings, limit),
+    { errno: base.errno, syscall: 'mmap', path },
+  );
+}
+
+/**
  * An mmap ENOMEM rewritten to say how many mappings are live and to name
  * vm.max_map_count; any other error is returned unchanged.
  */
@@ -29,14 +69,12 @@ export function explainMapFailure(
   maxMapCount: number | null = readMaxMapCount(),
 ): unknown {
   if (!(error instanceof MmapError) || error.code !== 'ENOMEM') return error;
-  const limit = maxMapCount === null ? '' : ` (${maxMapCount} here)`;
-  const explained = new MmapError(
-    `${error.message}: ${liveMappings} mappings made by @memlayer/mmap-native are live in ` +
-      `this process. Each one counts toward the kernel's per-process limit ` +
-      `vm.max_map_count${limit}, and the address space (ulimit -v) bounds their total ` +
-      'size: close mappings you no longer use, or map fewer, larger ranges.',
-    { code: error.code, errno: error.errno, syscall: error.syscall, path: error.path },
-  );
+  const explained = new MmapError(`${error.message}: ${explanation(liveMappings, maxMapCount)}`, {
+    code: error.code,
+    errno: error.errno,
+    syscall: error.syscall,
+    path: error.path,
+  });
   explained.cause = error;
   return explained;
 }

@@ -14,7 +14,7 @@ import type {
   SyncMode,
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
-import { explainMapFailure } from '../../map-count.js';
+import { checkMapBudget, explainMapFailure } from '../../map-count.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon, NativeFile, NativeMapping } from './addon.js';
 
@@ -91,6 +91,7 @@ class PosixFile implements BackendFile {
   }
 
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
+    checkMapBudget(this.liveMappings(), this.path);
     try {
       return new PosixMapping(
         this.native.map(offset, length, writable, bufferConstants.MAX_LENGTH),
