@@ -69,11 +69,19 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
 
 function encodeName(name: string, what: string): Uint8Array {
   if (typeof name !== 'string') invalidArgument('a string', what, name);
-  // Names are truncated to 63 bytes (spec §1); the 64th is the NUL.
+  // A NUL would end the C string early and disagree with the length field: the parser
+  // (and the AICPU's strlen) would see another name.
+  if (name.includes('\0')) {
+    throw new DeviceRunnerError(
+      'ERR_NAME_CONTAINS_NUL',
+      `Expected a name without NUL bytes for ${what} but received ${JSON.stringify(name.slice(0, 40))}`,
+    );
+  }
+  // Names are char[64] in the ChipCallable header: at most 63 bytes, then the NUL.
   return encoder.encode(name).subarray(0, NAME_MAX_BYTES);
 }
 
-/** Builds the byte-exact ChipCallable image (spec §1). Unwritten bytes are zero. */
+/** Builds the byte-exact ChipCallable image (layout in the README). Unwritten bytes are zero. */
 export function buildChipCallable(spec: ChipCallableSpec, options: LayoutOptions = {}): Uint8Array {
   const layout = chipCallableLayout(options.maxTensorArgs);
   if (spec === null || typeof spec !== 'object') invalidArgument('an object', 'spec', spec);

@@ -8,8 +8,8 @@ export function contentHash(bytes: Uint8Array, totalSize: number = bytes.length)
 }
 
 /**
- * FNV-1a over child_count, then per child func_id, binary_size and the kernel bytes;
- * the orch does not take part (spec §2).
+ * FNV-1a over child_count, then per child func_id, binary_size and the kernel bytes; the
+ * orch does not take part (simpler chip_callable_layout.h, compute_chip_callable_layout).
  */
 export function aicoreImageHash(bytes: Uint8Array, parsed: ChipCallableView): bigint {
   const hash = new Fnv1a64().updateU32(parsed.children.length);

@@ -9,7 +9,7 @@ import {
 } from './constants.js';
 import { invalidArgument } from './errors.js';
 
-/** Byte offsets of the CoreCallable header (spec §1): i32[32], i32, u32, u64. */
+/** Byte offsets of the CoreCallable header (simpler callable.h): i32[32], i32, u32, u64. */
 export const CoreCallableLayout = {
   signature: 0,
   sigCount: 4 * CORE_MAX_TENSOR_ARGS,

@@ -8,7 +8,8 @@ export function childDeviceAddress(chipDev: number, child: { imageOffset: number
 
 /**
  * Returns a patched scratch copy for upload to `chipDev`: each child's resolved_addr
- * becomes the device address of its kernel binary (spec §3). Nothing else changes, in
+ * becomes the device address of its kernel binary (simpler chip_callable_layout.h,
+ * patch_chip_callable_scratch_for_device). Nothing else changes, in
  * particular not the orch slice, and the caller's bytes are never written.
  */
 export function patchedScratch(

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alignUp, buildChipCallable, DeviceRunner, SimDevice } from '../src/index.js';
-import { makeCallable } from './support/callables.js';
+import {
+  alignUp,
+  buildChipCallable,
+  DeviceRunner,
+  DeviceRunnerError,
+  type DeviceRunnerErrorCode,
+  SimDevice,
+} from '../src/index.js';
+import { errorCode, makeCallable } from './support/callables.js';
 
 // Contents 0..3 are valid and distinct, 4 fails the orch load, 5 has func_id 1024.
 const contents = [
@@ -12,7 +19,6 @@ const contents = [
   buildChipCallable({ orch: Uint8Array.of(1, 2, 3), children: [] }),
   makeCallable(6, { funcIdBase: 1023 }),
 ];
-const VALID = new Set([0, 1, 2, 3]);
 
 type Op =
   | {
@@ -26,6 +32,26 @@ type Op =
   | { kind: 'bind'; cid: number }
   | { kind: 'run'; cid: number }
   | { kind: 'finalize' };
+
+type RegisterOp = Extract<Op, { kind: 'register' }>;
+
+/** The code registerCallable must refuse with, in the order its steps run; null = accepted. */
+function expectedRefusal(
+  op: RegisterOp,
+  live: boolean,
+  model: ReadonlyMap<number, number>,
+): DeviceRunnerErrorCode | null {
+  // upload: a new content needs an allocation and a copy, where the injected fault fires.
+  if (!live && op.fault === 'alloc') return 'ERR_DEVICE_ALLOC_FAILED';
+  if (!live && op.fault === 'h2d') return 'ERR_DEVICE_COPY_FAILED';
+  // validate, then load.
+  if (!Number.isInteger(op.cid) || op.cid < 0 || op.cid >= 64)
+    return 'ERR_CALLABLE_ID_OUT_OF_RANGE';
+  if (model.has(op.cid)) return 'ERR_CALLABLE_ALREADY_REGISTERED';
+  if (op.content === 5) return 'ERR_FUNC_ID_OUT_OF_RANGE';
+  if (op.content === 4) return op.host ? 'ERR_HOST_LOAD_FAILED' : 'ERR_AICPU_LOAD_FAILED';
+  return null;
+}
 
 const cidArb = fc.oneof(
   { weight: 9, arbitrary: fc.integer({ min: 0, max: 5 }) },
@@ -58,52 +84,59 @@ describe('DeviceRunner invariants under random operation sequences', () => {
         const runner = new DeviceRunner({ device });
         const model = new Map<number, number>(); // cid -> content index
         let bound: number | null = null;
+        let failed = 0;
 
         for (const op of ops) {
           if (op.kind === 'register') {
             const live = [...model.values()].includes(op.content);
-            const expectOk =
-              Number.isInteger(op.cid) &&
-              op.cid >= 0 &&
-              op.cid < 64 &&
-              !model.has(op.cid) &&
-              VALID.has(op.content) &&
-              (op.fault === 'none' || live);
+            const expected = expectedRefusal(op, live, model);
             if (op.fault !== 'none') device.failNext(op.fault);
-            let ok = true;
+            let code: string | null = null;
             try {
               runner.registerCallable(op.cid, contents[op.content] as Uint8Array, {
                 orchestration: op.host ? 'host' : 'device',
               });
             } catch (error) {
-              ok = false;
-              expect((error as Error).name).toBe('DeviceRunnerError');
+              // A refusal is a DeviceRunnerError with the code of the step that refused;
+              // anything else (a TypeError, a RangeError, another code) fails the property.
+              expect(error).toBeInstanceOf(DeviceRunnerError);
+              code = (error as DeviceRunnerError).code;
             }
             device.failNext('alloc', 0);
             device.failNext('h2d', 0);
-            expect(ok).toBe(expectOk);
-            if (ok) model.set(op.cid, op.content);
+            expect(code).toBe(expected);
+            if (code === null) model.set(op.cid, op.content);
+            else failed++;
           } else if (op.kind === 'unregister') {
             expect(runner.unregisterCallable(op.cid)).toBe(model.delete(op.cid));
             if (bound === op.cid) bound = null;
           } else if (op.kind === 'bind' || op.kind === 'run') {
-            let ok = true;
+            let code: string | null = null;
             try {
               if (op.kind === 'bind') runner.bind(op.cid);
               else runner.beginRun(op.cid);
-            } catch {
-              ok = false;
+            } catch (error) {
+              expect(error).toBeInstanceOf(DeviceRunnerError);
+              code = (error as DeviceRunnerError).code;
             }
-            expect(ok).toBe(model.has(op.cid));
-            bound = ok ? op.cid : null;
-            if (op.kind === 'run' && ok) {
-              expect(() => runner.unregisterCallable(op.cid)).toThrow();
+            expect(code).toBe(model.has(op.cid) ? null : 'ERR_CALLABLE_NOT_REGISTERED');
+            bound = code === null ? op.cid : null;
+            if (op.kind === 'run' && code === null) {
+              // While the run is in flight nothing may change the table or the buffers.
+              const other = (op.cid + 1) % 6;
+              expect(errorCode(() => runner.unregisterCallable(op.cid))).toBe('ERR_RUN_IN_FLIGHT');
+              expect(errorCode(() => runner.bind(other))).toBe('ERR_RUN_IN_FLIGHT');
+              expect(
+                errorCode(() => runner.registerCallable(other, contents[0] as Uint8Array)),
+              ).toBe('ERR_RUN_IN_FLIGHT');
+              failed++;
               runner.endRun();
             }
           } else {
             runner.finalize();
             model.clear();
             bound = null;
+            failed = 0;
             expect(runner.stats().committedBytes).toBe(0);
             expect(device.stats().committedBytes).toBe(baseline);
           }
@@ -128,6 +161,7 @@ describe('DeviceRunner invariants under random operation sequences', () => {
           expect(d.unknownFrees).toBe(0);
           expect(d.allocs - d.frees).toBe(d.liveAllocations);
           expect(runner.stats().registeredCallables).toBe(model.size);
+          expect(runner.stats().failedRegistrations).toBe(failed);
           if (bound === null) expect(runner.dispatch.size).toBe(0);
           else {
             const expected = new Map(runner.callable(bound)?.dispatch.map(([f, a]) => [f, a]));
