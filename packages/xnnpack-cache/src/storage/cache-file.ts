@@ -10,6 +10,7 @@ import {
   openSync,
   readSync,
   type Stats,
+  statSync,
   writeSync,
 } from 'node:fs';
 import {
@@ -46,10 +47,18 @@ export class CacheFile {
   readonly #fd: number;
   readonly #ino: number;
   readonly #dev: number;
+  readonly #followSymlinks: boolean;
   #closed = false;
 
-  private constructor(path: string, mapped: MappedFile, fd: number, stat: Stats) {
+  private constructor(
+    path: string,
+    mapped: MappedFile,
+    fd: number,
+    stat: Stats,
+    followSymlinks: boolean,
+  ) {
     this.path = path;
+    this.#followSymlinks = followSymlinks;
     this.mapped = mapped;
     this.#fd = fd;
     this.#ino = stat.ino;
@@ -79,7 +88,7 @@ export class CacheFile {
         viaFd,
         options.backend === undefined ? { mode: 'r+' } : { mode: 'r+', backend: options.backend },
       );
-      const file = new CacheFile(path, mapped, fd, stat);
+      const file = new CacheFile(path, mapped, fd, stat, options.followSymlinks);
       if (viaFd === path && file.isReplaced()) {
         throw new StorageFallback('open-failed', `${path} was replaced while it was opened`);
       }
@@ -103,10 +112,10 @@ export class CacheFile {
     return fstatSync(this.#fd);
   }
 
-  /** Whether the path now names another file (or none, or a symlink). */
+  /** Whether the path now names another file (or none, or a symlink when they are refused). */
   isReplaced(): boolean {
     try {
-      const stat = lstatSync(this.path);
+      const stat = this.#followSymlinks ? statSync(this.path) : lstatSync(this.path);
       return stat.ino !== this.#ino || stat.dev !== this.#dev;
     } catch {
       return true;
