@@ -80,17 +80,17 @@ export {
   loadOrchestration,
 } from './orchestration.js';
 export { childDeviceAddress, patchedScratch } from './patch.js';
-export {
-  type CallableStats,
-  type ChipBufferStats,
-  DeviceRunner,
-  type DeviceRunnerOptions,
-  type DeviceRunnerStats,
-  type Orchestration,
-  type RegisteredCallable,
-  type RegisterOptions,
-  type RegisterResult,
-} from './runner.js';
+export { DeviceRunner } from './runner.js';
+export type {
+  CallableStats,
+  ChipBufferStats,
+  DeviceRunnerOptions,
+  DeviceRunnerStats,
+  Orchestration,
+  RegisteredCallable,
+  RegisterOptions,
+  RegisterResult,
+} from './runner-types.js';
 export {
   DEFAULT_DEVICE_CAPACITY,
   type InjectableOperation,
