@@ -1,17 +1,21 @@
 import {
-  alignUp,
   type CommittedTrailer,
+  DAMAGED_SLOT_STATUSES,
+  describeFileLayout,
+  type FileRegionKind,
   findDuplicateNames,
   lintTrailer,
   readTrailer,
   type Trailer,
   trailerHistory,
-  V3_HEADER_SIZE,
-  type XpwcEntry,
   XpwcFormatError,
+  type XpwcIssue,
   type XpwcWarning,
 } from '@memlayer/cache-format';
 import type { CacheFileReader } from './cache-file.js';
+import { type EntryRow, type RevisionSummary, revisionSummary, toRow } from './entry-rows.js';
+
+export type { EntryRow } from './entry-rows.js';
 
 export type SegmentKind =
   | 'header'
@@ -30,13 +34,27 @@ export interface Segment {
   label: string;
 }
 
-export interface EntryRow {
-  name: string;
-  offset: number;
-  size: number;
-  seed: number;
-  fingerprint: number | null;
-  crc32c: number | null;
+/** cache-format's region kinds under the names this CLI has always printed. */
+const SEGMENT_KIND: Record<FileRegionKind, SegmentKind> = {
+  header: 'header',
+  'live-data': 'live',
+  'live-padding': 'padding',
+  'live-trailer': 'trailer',
+  pending: 'orphan',
+  'old-trailer': 'old-trailer',
+  superseded: 'orphan',
+  'uncommitted-tail': 'dead-tail',
+};
+
+/** What one v3 commit slot was found to be. */
+export interface SlotRow {
+  slot: number;
+  status: 'live' | 'standby' | 'empty' | 'corrupt' | 'torn-tail' | 'bad-trailer';
+  generation: number | null;
+  /** corrupt / bad-trailer: damage (a problem); torn-tail: an interrupted save (a warning). */
+  damaged: boolean;
+  code: string | null;
+  message: string | null;
 }
 
 /** Everything inspect, stats and verify report about a cache file. */
@@ -50,6 +68,8 @@ export interface CacheReport {
   pageSizeSource: 'header' | 'guessed from offsets' | 'offsets are unaligned';
   generation: number | null;
   entries: EntryRow[];
+  /** Per XNNPACK revision, how many entries fit it (by layout, or by seed and size). */
+  xnnpackRevisions: RevisionSummary[];
   liveBytes: number;
   paddingBytes: number;
   headerBytes: number;
@@ -61,25 +81,31 @@ export interface CacheReport {
   historyError: string | null;
   segments: Segment[];
   warnings: XpwcWarning[];
+  /** v2 defects ExecuTorch's loader accepts, read past (lenient decoding); [] when clean. */
+  tolerated: XpwcIssue[];
   duplicateNames: string[];
   commit: {
     fellBack: boolean;
     skipped: { slot: number; generation: number; code: string; message: string }[];
+    slots: SlotRow[];
   } | null;
 }
 
 const CANDIDATE_PAGE_SIZES = [65536, 16384, 4096];
 
-/** Reads and decodes the live trailer, then lays out the file. Throws XpwcFormatError. */
+/**
+ * Reads and decodes the live trailer (v2 leniently, as ExecuTorch's loader does), then
+ * accounts every byte with cache-format's file-layout model. Throws XpwcFormatError.
+ */
 export function analyzeCache(file: CacheFileReader): CacheReport {
-  const { trailer, commit } = readTrailer((offset, length) => file.read(offset, length), file.size);
+  const read = (offset: number, length: number) => file.read(offset, length);
+  const { trailer, commit } = readTrailer(read, file.size, { lenient: true });
   const pageInfo = pageSizeOf(trailer, commit);
-  const page = pageInfo.pageSize ?? 1;
   const history: CacheReport['history'] = [];
   let historyError: string | null = null;
   if (trailer.version === 3) {
     try {
-      for (const old of trailerHistory((offset, length) => file.read(offset, length), trailer)) {
+      for (const old of trailerHistory(read, trailer)) {
         history.push({
           generation: old.generation,
           indexStart: old.indexStart,
@@ -91,11 +117,20 @@ export function analyzeCache(file: CacheFileReader): CacheReport {
       historyError = `${error.code} at ${error.offset}: ${error.message}`;
     }
   }
-  const segments = layOut(file.size, trailer, page, history, commit?.deadTailBytes ?? 0);
-  const bytesOf = (kind: SegmentKind) =>
-    segments
-      .filter((segment) => segment.kind === kind)
-      .reduce((sum, s) => sum + s.end - s.start, 0);
+  const layout = describeFileLayout({
+    fileSize: file.size,
+    trailer,
+    pageSize: pageInfo.pageSize ?? 1,
+    olderTrailers: history,
+  });
+  const segments = layout.regions.map((region) => ({
+    kind: SEGMENT_KIND[region.kind],
+    start: region.start,
+    end: region.end,
+    label: labelOf(region.kind, region.label),
+  }));
+  const bytes = layout.bytes;
+  const entries = trailer.entries.map(toRow);
   return {
     path: file.path,
     fileSize: file.size,
@@ -104,18 +139,20 @@ export function analyzeCache(file: CacheFileReader): CacheReport {
     pageSize: pageInfo.pageSize,
     pageSizeSource: pageInfo.source,
     generation: trailer.version === 3 ? trailer.generation : null,
-    entries: trailer.entries.map(toRow),
-    liveBytes: bytesOf('live'),
-    paddingBytes: bytesOf('padding'),
-    headerBytes: bytesOf('header'),
-    trailerBytes: bytesOf('trailer'),
-    oldTrailerBytes: bytesOf('old-trailer'),
-    orphanBytes: bytesOf('orphan'),
-    deadTailBytes: bytesOf('dead-tail'),
+    entries,
+    xnnpackRevisions: revisionSummary(entries),
+    liveBytes: bytes['live-data'],
+    paddingBytes: bytes['live-padding'],
+    headerBytes: bytes.header,
+    trailerBytes: bytes['live-trailer'],
+    oldTrailerBytes: bytes['old-trailer'],
+    orphanBytes: bytes.superseded + bytes.pending,
+    deadTailBytes: bytes['uncommitted-tail'],
     history,
     historyError,
     segments,
     warnings: lintTrailer(trailer, pageInfo.pageSize ?? 4096),
+    tolerated: trailer.version === 2 ? [...trailer.tolerated] : [],
     duplicateNames: findDuplicateNames(trailer.entries).map((duplicate) => duplicate.name),
     commit: commit && {
       fellBack: commit.fellBack,
@@ -125,20 +162,27 @@ export function analyzeCache(file: CacheFileReader): CacheReport {
         code: skip.error.code,
         message: skip.error.message,
       })),
+      slots: commit.slotReports.map((slot) => ({
+        slot: slot.index,
+        status: slot.status,
+        generation: slot.generation,
+        damaged: DAMAGED_SLOT_STATUSES.includes(slot.status),
+        code: slot.error?.code ?? null,
+        message: slot.error?.message ?? null,
+      })),
     },
   };
 }
 
-function toRow(entry: XpwcEntry): EntryRow {
-  const v3 = 'crc32c' in entry;
-  return {
-    name: entry.name,
-    offset: entry.fileOffset,
-    size: entry.dataSize,
-    seed: entry.seed,
-    fingerprint: v3 ? entry.fingerprint : null,
-    crc32c: v3 ? entry.crc32c : null,
-  };
+function labelOf(kind: FileRegionKind, label: string): string {
+  if (kind === 'live-padding') return `${label} padding`;
+  if (kind === 'old-trailer') return label === '' ? 'older trailer' : `trailer ${label}`;
+  if (label !== '') return label;
+  return (
+    { header: 'header', 'live-trailer': 'trailer', 'uncommitted-tail': 'uncommitted tail' }[
+      kind as 'header'
+    ] ?? 'orphan'
+  );
 }
 
 function pageSizeOf(
@@ -152,65 +196,4 @@ function pageSizeOf(
     }
   }
   return { pageSize: null, source: 'offsets are unaligned' };
-}
-
-/**
- * Splits [0, fileSize) into segments: header, live data (+ page padding), the live
- * trailer, older trailers, a dead tail after the commit, and orphans (everything else:
- * superseded packs, bytes no live entry references).
- */
-function layOut(
-  fileSize: number,
-  trailer: Trailer,
-  page: number,
-  history: CacheReport['history'],
-  deadTail: number,
-): Segment[] {
-  const claimed: Segment[] = [];
-  if (trailer.version === 3)
-    claimed.push({ kind: 'header', start: 0, end: V3_HEADER_SIZE, label: 'header' });
-  const live = new Map<string, XpwcEntry>();
-  for (const entry of trailer.entries) live.set(entry.name, entry);
-  for (const entry of live.values()) {
-    const end = entry.fileOffset + entry.dataSize;
-    claimed.push({ kind: 'live', start: entry.fileOffset, end, label: entry.name });
-    const padded = Math.min(alignUp(end, page), trailer.indexStart);
-    if (padded > end)
-      claimed.push({ kind: 'padding', start: end, end: padded, label: `${entry.name} padding` });
-  }
-  claimed.push({
-    kind: 'trailer',
-    start: trailer.indexStart,
-    end: trailer.trailerEnd,
-    label: 'trailer',
-  });
-  for (const old of history) {
-    claimed.push({
-      kind: 'old-trailer',
-      start: old.indexStart,
-      end: old.trailerEnd,
-      label: `trailer gen ${old.generation}`,
-    });
-  }
-  if (deadTail > 0)
-    claimed.push({
-      kind: 'dead-tail',
-      start: fileSize - deadTail,
-      end: fileSize,
-      label: 'uncommitted tail',
-    });
-  claimed.sort((a, b) => a.start - b.start || a.end - b.end);
-  const segments: Segment[] = [];
-  let cursor = 0;
-  for (const segment of claimed) {
-    // Overlapping claims (duplicate names sharing data) are clipped, never counted twice.
-    const start = Math.max(segment.start, cursor);
-    if (start > cursor)
-      segments.push({ kind: 'orphan', start: cursor, end: start, label: 'orphan' });
-    if (segment.end > start) segments.push({ ...segment, start });
-    cursor = Math.max(cursor, segment.end);
-  }
-  if (cursor < fileSize)
-    segments.push({ kind: 'orphan', start: cursor, end: fileSize, label: 'orphan' });
-  return segments;
 }

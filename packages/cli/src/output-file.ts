@@ -31,7 +31,22 @@ export function produceOutputFile(
       `.${basename(location)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`,
     ),
   );
-  produce(temp);
+  try {
+    produce(temp);
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException;
+    // The temp file itself could not be made: a missing folder or no permission.
+    if (failure.path === temp && failure.code !== undefined)
+      throw new CliError(`${target}: cannot write (${failure.code})`, {
+        exitCode: EXIT_USAGE,
+        hint:
+          failure.code === 'ENOENT'
+            ? 'check that the folder exists'
+            : 'check the folder permissions',
+        cause: error,
+      });
+    throw error;
+  }
   if (options.force) {
     renameSync(temp, location);
   } else {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { memlayer, tempDir, v2FileByHand, v3File } from './helpers.js';
@@ -34,7 +34,7 @@ describe('memlayer inspect', () => {
     expect(report.version).toBe(2);
     expect(report.identity).toBeNull();
     expect(report.pageSize).toBe(4096);
-    expect(report.entries).toEqual([
+    expect(report.entries).toMatchObject([
       {
         name: 'weightbias',
         offset: 0,
@@ -58,14 +58,41 @@ describe('memlayer inspect', () => {
     expect(result.stdout).toMatch(/orphans\s+4\.00 KiB/);
   });
 
-  test('--svg writes a picture of the same layout', async () => {
+  test('--svg writes a picture readable without hovering: labels, sizes, axis, legend', async () => {
     const svg = join(dir, 'layout.svg');
     const result = await memlayer(['inspect', v3Path, '--svg', svg]);
     expect(result.status).toBe(0);
     const text = readFileSync(svg, 'utf8');
     expect(text.startsWith('<svg')).toBe(true);
-    expect(text).toContain('layer0.weightlayer0.bias');
-    expect(text).toContain('orphan');
+    // Visible text only (hover titles removed): what a person sees.
+    const visible = [
+      ...text.replace(/<title>.*?<\/title>/g, '').matchAll(/<text[^>]*>([^<]*)<\/text>/g),
+    ]
+      .map((match) => match[1])
+      .join('\n');
+    expect(visible).toContain('layer0.weightlayer0.bias');
+    expect(visible).toContain('4.88 KiB');
+    // The 193-byte trailer is named with its size above the bar; the axis ends at the file size.
+    expect(visible).toContain('live trailer 193 B');
+    expect(visible).toContain('20.19 KiB (end)');
+    expect(visible).toMatch(/orphans: 4\.00 KiB \(19\.8%\)/);
+    expect(visible).toMatch(/header: 4\.00 KiB/);
+    // Minimum widths: no region is drawn narrower than a few pixels.
+    const widths = [...text.matchAll(/<rect x="[\d.]+" y="104" width="([\d.]+)"/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(widths.length).toBeGreaterThanOrEqual(6);
+    const trailerWidth = /<rect x="[\d.]+" y="104" width="([\d.]+)"[^>]*><title>trailer:/.exec(
+      text,
+    )?.[1];
+    expect(Number(trailerWidth)).toBeGreaterThanOrEqual(14);
+  });
+
+  test('--svg does not write into a folder that does not exist, and leaves no temp file', async () => {
+    const result = await memlayer(['inspect', v3Path, '--svg', join(dir, 'missing', 'x.svg')]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('cannot write (ENOENT)');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 });
 

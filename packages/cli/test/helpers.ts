@@ -104,30 +104,51 @@ function putU64(bytes: number[], value: number): void {
   putU32(bytes, Math.floor(value / 2 ** 32));
 }
 
+export interface HandEntry {
+  /** Text (written as UTF-8) or raw bytes (ExecuTorch names are bytes). */
+  name: string | Uint8Array;
+  offset: number;
+  size: number;
+  seed: number;
+}
+
 /**
- * A v2 cache file built byte by byte from the format table (not with the encoder):
- * "weightbias" at 0 (100 bytes), "w2" at 4096 (200 bytes), index at 8192.
+ * A v2 cache file built byte by byte from the format table (not with the encoder), the way
+ * ExecuTorch's XNNWeightsCache writes it: data, then per entry u32 name length, name bytes,
+ * u64 offset, u64 size, u32 seed; then the 20-byte footer (u64 index_start, u32 entry_count,
+ * magic "XPWC", u32 version 2). `entryCount` may claim more entries than are written.
  */
-export function v2FileByHand(): Uint8Array {
-  const bytes: number[] = new Array(8192).fill(0);
-  for (let i = 0; i < 100; i++) bytes[i] = (i * 7) & 0xff;
-  for (let i = 0; i < 200; i++) bytes[4096 + i] = (i * 13) & 0xff;
-  const entries: [string, number, number, number][] = [
-    ['weightbias', 0, 100, 0xdeadbeef],
-    ['w2', 4096, 200, 0x12345678],
-  ];
-  for (const [name, offset, size, seed] of entries) {
-    putU32(bytes, name.length);
-    for (const char of name) bytes.push(char.charCodeAt(0));
+export function v2Bytes(
+  entries: HandEntry[],
+  options: { dataEnd: number; entryCount?: number },
+): Uint8Array {
+  const bytes: number[] = new Array(options.dataEnd).fill(0);
+  for (const entry of entries)
+    for (let i = 0; i < entry.size; i++) bytes[entry.offset + i] = (i * 7 + entry.offset) & 0xff;
+  for (const { name, offset, size, seed } of entries) {
+    const nameBytes = typeof name === 'string' ? new TextEncoder().encode(name) : name;
+    putU32(bytes, nameBytes.length);
+    bytes.push(...nameBytes);
     putU64(bytes, offset);
     putU64(bytes, size);
     putU32(bytes, seed);
   }
-  putU64(bytes, 8192); // index_start
-  putU32(bytes, entries.length);
+  putU64(bytes, options.dataEnd); // index_start
+  putU32(bytes, options.entryCount ?? entries.length);
   bytes.push(0x43, 0x57, 0x50, 0x58); // magic "XPWC" as 0x58505743 little-endian
   putU32(bytes, 2);
   return Uint8Array.from(bytes);
+}
+
+/** "weightbias" at 0 (100 bytes), "w2" at 4096 (200 bytes), index at 8192. */
+export function v2FileByHand(): Uint8Array {
+  return v2Bytes(
+    [
+      { name: 'weightbias', offset: 0, size: 100, seed: 0xdeadbeef },
+      { name: 'w2', offset: 4096, size: 200, seed: 0x12345678 },
+    ],
+    { dataEnd: 8192 },
+  );
 }
 
 /** A v3 file with one committed trailer over two entries, plus an orphan region. */
@@ -161,4 +182,54 @@ export function v3File(): { bytes: Uint8Array; entryOffsets: number[] } {
   const slot = encodeCommitSlot(commitSlotForTrailer(trailer), 0);
   file.set(slot, COMMIT_SLOT_OFFSETS[0] as number);
   return { bytes: file, entryOffsets: offsets };
+}
+
+/** A fully-connected 96x32 layout at XNNPACK 92a7ad50 (operator type 63), nr8 kr1 sr1. */
+export const FC_96x32 = {
+  operatorType: 63,
+  outputChannels: 96,
+  inputChannels: 32,
+  nr: 8,
+  kr: 1,
+  sr: 1,
+  extraBytes: 0,
+  flags: 0,
+} as const;
+
+/**
+ * A v3 file with two commits: generation 1 (entry 0) in slot 0, generation 2 (entries 0
+ * and 1, with packing layouts) in slot 1, its trailer at `lastIndexStart`.
+ */
+export function v3TwoCommits(): { bytes: Uint8Array; lastIndexStart: number } {
+  const page = 4096;
+  const data = [new Uint8Array(12672).fill(3), new Uint8Array(700).fill(9)];
+  const identity = 'memlayer-test/1 nr8kr1sr1';
+  const entry = (i: number, fileOffset: number) => ({
+    name: `w${i}`,
+    fileOffset,
+    dataSize: (data[i] as Uint8Array).length,
+    seed: 0x2000 + i,
+    fingerprint: 0xabcd,
+    crc32c: crc32cOf(data[i] as Uint8Array),
+    layout: FC_96x32,
+  });
+  const first = encodeTrailer([entry(0, page)], { indexStart: 5 * page, identity, generation: 1 });
+  const firstEnd = 5 * page + first.length;
+  const lastIndexStart = 7 * page;
+  const second = encodeTrailer([entry(0, page), entry(1, 6 * page)], {
+    indexStart: lastIndexStart,
+    identity,
+    generation: 2,
+    prevTrailerEnd: firstEnd,
+    prevGeneration: 1,
+  });
+  const file = new Uint8Array(lastIndexStart + second.length);
+  file.set(encodeHeader({ pageSize: page }), 0);
+  file.set(data[0] as Uint8Array, page);
+  file.set(first, 5 * page);
+  file.set(data[1] as Uint8Array, 6 * page);
+  file.set(second, lastIndexStart);
+  file.set(encodeCommitSlot(commitSlotForTrailer(first), 0), COMMIT_SLOT_OFFSETS[0] as number);
+  file.set(encodeCommitSlot(commitSlotForTrailer(second), 1), COMMIT_SLOT_OFFSETS[1] as number);
+  return { bytes: file, lastIndexStart };
 }

@@ -4,6 +4,7 @@ import { analyzeCache, type CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
+import { describeLayout, displayName } from '../entry-rows.js';
 import { formatBytes, hex32, renderTable, wrap } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
 import { renderStrip, STRIP_LEGEND } from '../layout-strip.js';
@@ -29,6 +30,47 @@ export function requirePath(positionals: string[], what = 'a cache file'): strin
   if (path === undefined) throw usageError(`Expected ${what} path`);
   if (extra !== undefined) throw usageError(`Unexpected argument "${extra}"`);
   return path;
+}
+
+/** Which XNNPACK revision the entries fit, and how that was told. */
+function revisionLine(report: CacheReport): string {
+  const total = report.entries.length;
+  if (total === 0) return 'no entries to tell the revision by';
+  const byLayout = report.entries.every((entry) => entry.layout !== null);
+  const counts = report.xnnpackRevisions.map(
+    ({ revision, entries }) => `${revision} ${entries}/${total}`,
+  );
+  // Every entry explained by one revision under one tiling (one build wrote the file).
+  const fitting = report.xnnpackRevisions.filter(
+    (summary) => summary.entries === total && (byLayout || summary.tilingEntries === total),
+  );
+  const how = byLayout ? 'by the recorded layouts' : 'by seed and packed size';
+  const verdict =
+    fitting.length === 1
+      ? `seeds fit ${fitting[0]?.revision}${fitting[0]?.tiling ? ` (${fitting[0].tiling})` : ''}`
+      : fitting.length > 1
+        ? `seeds fit ${fitting.map((f) => `${f.revision}${f.tiling ? ` (${f.tiling})` : ''}`).join(' or ')}: add entries of other shapes to tell`
+        : 'no known revision fits every entry';
+  return `${verdict}; entries fitting: ${counts.join(', ')}, ${how}`;
+}
+
+/** What inspect mentions on stderr: tolerated v2 defects and commit slots that are not sound. */
+export function reportWarnings(report: CacheReport): string[] {
+  const warnings = report.tolerated.map(
+    (issue) =>
+      `${issue.code} at byte ${issue.offset}: ${issue.message} (read past, as ExecuTorch does)`,
+  );
+  for (const slot of report.commit?.slots ?? []) {
+    if (slot.damaged)
+      warnings.push(
+        `commit slot ${slot.slot} is ${slot.status}${slot.code ? ` (${slot.code}: ${slot.message})` : ''}: damage, not an interrupted save; \`memlayer verify\` fails on it`,
+      );
+    else if (slot.status === 'torn-tail')
+      warnings.push(
+        `commit slot ${slot.slot} (generation ${slot.generation}) names a trailer past the end of the file: an interrupted save; the previous commit is in use`,
+      );
+  }
+  return warnings;
 }
 
 export const inspectCommand: Command = {
@@ -63,6 +105,10 @@ export const inspectCommand: Command = {
     if (!Number.isInteger(width) || width < 8 || width > 1000)
       throw usageError(`Expected --width between 8 and 1000 but received "${givenWidth}"`);
     const color = context.color;
+    const withLayout = report.entries.some((entry) => entry.layout !== null);
+    for (const warning of reportWarnings(report)) {
+      context.stderr(`${style('warning', 'yellow', context.stderrColor)} ${warning}\n`);
+    }
     // "label     value", the value wrapped under itself when the terminal is narrow.
     const field = (label: string, value: string) =>
       wrap(`${label.padEnd(10)}${value}`, context.columns ?? Number.POSITIVE_INFINITY, 10).map(
@@ -77,16 +123,26 @@ export const inspectCommand: Command = {
       ),
       ...field('identity', report.identity ?? '(none: v2 carries no identity)'),
       ...field('page size', `${report.pageSize ?? '?'} (${report.pageSizeSource})`),
+      ...field('xnnpack', revisionLine(report)),
       '',
       renderTable(
-        ['name', 'offset', 'size', 'seed', 'fingerprint', 'crc32c'],
+        [
+          'name',
+          'offset',
+          'size',
+          'seed',
+          'fingerprint',
+          'crc32c',
+          ...(withLayout ? ['layout'] : []),
+        ],
         report.entries.map((entry) => [
-          entry.name,
+          displayName(entry),
           String(entry.offset),
           String(entry.size),
           hex32(entry.seed),
           entry.fingerprint === null ? '-' : hex32(entry.fingerprint),
           entry.crc32c === null ? '-' : hex32(entry.crc32c),
+          ...(withLayout ? [describeLayout(entry.layout)] : []),
         ]),
         context.columns,
       ),

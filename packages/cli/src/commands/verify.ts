@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { crc32cOf, XpwcFormatError } from '@memlayer/cache-format';
+import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
 import { boolFlag, type Command, type CommandContext } from '../command.js';
@@ -53,13 +54,14 @@ export const verifyCommand: Command = {
         const severity = warning.code === 'WARN_XPWC_OVERLAPPING_DATA' ? 'problem' : 'warning';
         findings.push({ severity, code: warning.code, message: warning.message });
       }
-      for (const skip of report.commit?.skipped ?? []) {
+      for (const issue of report.tolerated) {
         findings.push({
-          severity: 'problem',
-          code: skip.code,
-          message: `commit slot ${skip.slot} (generation ${skip.generation}) names an unusable trailer: ${skip.message}; the previous commit is in use`,
+          severity: 'warning',
+          code: issue.code,
+          message: `${issue.message} (byte ${issue.offset}); ExecuTorch's loader reads past it too`,
         });
       }
+      findings.push(...slotFindings(report));
       if (report.historyError)
         findings.push({
           severity: 'warning',
@@ -115,6 +117,38 @@ export const verifyCommand: Command = {
     return result.ok ? EXIT_OK : EXIT_PROBLEMS;
   },
 };
+
+/**
+ * A corrupt slot or one naming a bad trailer is damage (each slot sits alone in a 512-byte
+ * sector, written atomically): a problem. A slot naming a trailer past the end of the file
+ * is an interrupted save: a warning, the previous commit is in use.
+ */
+function slotFindings(report: CacheReport): Finding[] {
+  const findings: Finding[] = [];
+  for (const slot of report.commit?.slots ?? []) {
+    const why = slot.code ? ` (${slot.code}: ${slot.message})` : '';
+    if (slot.status === 'corrupt') {
+      findings.push({
+        severity: 'problem',
+        code: 'COMMIT_SLOT_CORRUPT',
+        message: `commit slot ${slot.slot} is corrupt${why}; readers use the other slot's older commit`,
+      });
+    } else if (slot.status === 'bad-trailer') {
+      findings.push({
+        severity: 'problem',
+        code: 'COMMIT_SLOT_BAD_TRAILER',
+        message: `commit slot ${slot.slot} (generation ${slot.generation}) names a trailer that fails its checks${why}; readers use the previous commit`,
+      });
+    } else if (slot.status === 'torn-tail') {
+      findings.push({
+        severity: 'warning',
+        code: 'INTERRUPTED_SAVE',
+        message: `commit slot ${slot.slot} (generation ${slot.generation}) names a trailer past the end of the file: a save was interrupted; the previous commit is in use`,
+      });
+    }
+  }
+  return findings;
+}
 
 function checkEntryCrcs(
   context: CommandContext,

@@ -1,0 +1,116 @@
+import {
+  LAYOUT_FLAG_TRANSPOSED,
+  nameToBytes,
+  type PackingLayout,
+  type XpwcEntry,
+} from '@memlayer/cache-format';
+import { revisionsFittingEntry, XNNPACK_REVISIONS } from '@memlayer/xnnpack-cache';
+
+export interface EntryRow {
+  /** The name as decoded (non-UTF-8 bytes kept losslessly as U+DC80..U+DCFF). */
+  name: string;
+  /** Lower-case hex of the name's bytes when they are not valid UTF-8; null otherwise. */
+  nameHex: string | null;
+  offset: number;
+  size: number;
+  seed: number;
+  fingerprint: number | null;
+  crc32c: number | null;
+  /** v3: how the entry was packed; null when the file does not record it. */
+  layout: PackingLayout | null;
+  /**
+   * XNNPACK revisions this entry fits: v3 with a layout, by its operator type; otherwise
+   * the revisions whose seed and packed size explain it (revisionsFittingEntry).
+   */
+  revisions: string[];
+  /** v2 / no layout: each explanation, "revision tiling NCxKC" (e.g. "92a7ad50 nr8kr1sr1 96x32"). */
+  fits: string[];
+}
+
+// Lone low surrogates only come from bytes that are not UTF-8 (nameFromBytes' escapes).
+const ESCAPED_BYTE = /[\uDC80-\uDCFF]/;
+
+export function toRow(entry: XpwcEntry): EntryRow {
+  const v3 = 'crc32c' in entry;
+  const layout = v3 ? (entry.layout ?? null) : null;
+  return {
+    name: entry.name,
+    nameHex: ESCAPED_BYTE.test(entry.name)
+      ? Buffer.from(nameToBytes(entry.name)).toString('hex')
+      : null,
+    offset: entry.fileOffset,
+    size: entry.dataSize,
+    seed: entry.seed,
+    fingerprint: v3 ? entry.fingerprint : null,
+    crc32c: v3 ? entry.crc32c : null,
+    layout,
+    ...(layout ? { revisions: revisionsOfOperator(layout.operatorType), fits: [] } : fitsOf(entry)),
+  };
+}
+
+function revisionsOfOperator(operatorType: number): string[] {
+  return Object.entries(XNNPACK_REVISIONS)
+    .filter(([, revision]) => revision.fullyConnectedNcF32 === operatorType)
+    .map(([name]) => name);
+}
+
+function fitsOf(entry: XpwcEntry): { revisions: string[]; fits: string[] } {
+  const fits = revisionsFittingEntry({ seed: entry.seed, dataSize: entry.dataSize });
+  return {
+    revisions: [...new Set(fits.map((fit) => fit.revision))],
+    fits: fits.map(
+      (fit) =>
+        `${fit.revision} ${tilingName(fit.tiling)} ${fit.outputChannels}x${fit.inputChannels}${fit.transposed ? ' transposed' : ''}`,
+    ),
+  };
+}
+
+function tilingName(tiling: { nr: number; kr: number; sr: number }): string {
+  return `nr${tiling.nr}kr${tiling.kr}sr${tiling.sr}`;
+}
+
+/** How a person reads a name: the text, or `hex:…` for bytes that are not UTF-8. */
+export function displayName(row: EntryRow): string {
+  return row.nameHex === null ? row.name : `hex:${row.nameHex}`;
+}
+
+/** "fc 63 · 96x32 · nr8 kr1 sr1" (+ extra bytes, transposed) or "-". */
+export function describeLayout(layout: PackingLayout | null): string {
+  if (layout === null) return '-';
+  const extra = layout.extraBytes > 0 ? ` +${layout.extraBytes}B` : '';
+  const transposed = (layout.flags & LAYOUT_FLAG_TRANSPOSED) !== 0 ? ' T' : '';
+  return `op ${layout.operatorType} ${layout.outputChannels}x${layout.inputChannels} nr${layout.nr} kr${layout.kr} sr${layout.sr}${extra}${transposed}`;
+}
+
+export interface RevisionSummary {
+  revision: string;
+  /** Entries that fit this revision (any tiling). */
+  entries: number;
+  /** The tiling under which most entries fit this revision (null: by layout, or none). */
+  tiling: string | null;
+  tilingEntries: number;
+}
+
+/**
+ * Per revision, how many entries fit it, and under which single tiling most of them do
+ * (one file is written by one build, so one tiling): the file-level summary.
+ */
+export function revisionSummary(rows: EntryRow[]): RevisionSummary[] {
+  return Object.keys(XNNPACK_REVISIONS).map((revision) => {
+    const perTiling = new Map<string, number>();
+    for (const row of rows) {
+      const tilings = new Set(
+        row.fits.filter((fit) => fit.startsWith(`${revision} `)).map((fit) => fit.split(' ')[1]),
+      );
+      for (const tiling of tilings)
+        perTiling.set(tiling as string, (perTiling.get(tiling as string) ?? 0) + 1);
+    }
+    const [tiling, tilingEntries] = [...perTiling].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
+    return {
+      revision,
+      entries: rows.filter((row) => row.revisions.includes(revision)).length,
+      tiling,
+      tilingEntries,
+    };
+  });
+}
