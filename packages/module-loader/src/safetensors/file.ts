@@ -7,7 +7,7 @@ import { contentKey } from './digest.js';
 import { FLOAT_DTYPES } from './dtypes.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, statIdentity } from './identity.js';
-import { type KnownFile, type KnownFileSource, processMemo } from './known-files.js';
+import { type KnownFile, type KnownFileSource, nowNs, processMemo } from './known-files.js';
 import { MAX_HEADER_BYTES } from './limits.js';
 import { WeightCounters } from './weight-stats.js';
 import { MAX_WINDOW_BYTES, planWindows, type WindowPlan } from './windows.js';
@@ -293,6 +293,7 @@ export class SafetensorsFile {
     const file = this.#openFile();
     if (this.#headerRead) return;
     const size = this.identity.size;
+    const readAtNs = nowNs();
     const lengthPrefix = file.read(0, 8);
     const headerLength =
       lengthPrefix.byteLength === 8
@@ -309,6 +310,7 @@ export class SafetensorsFile {
     if (this.#known === null) {
       const known: KnownFile = {
         identity: this.identity,
+        readAtNs,
         tensors: header.tensors,
         digests: new Map(),
       };

@@ -7,6 +7,8 @@ import { type FileIdentity, sameIdentity } from './identity.js';
  */
 export interface KnownFile {
   readonly identity: FileIdentity;
+  /** Wall-clock time (ns since the epoch) the header was read, before any tensor was hashed. */
+  readonly readAtNs: bigint;
   readonly tensors: readonly SafetensorsTensorInfo[];
   readonly digests: Map<string, string>;
 }
@@ -15,6 +17,27 @@ export interface KnownFile {
 export interface KnownFileSource {
   /** The record for exactly this identity, or undefined. */
   recall(identity: FileIdentity): KnownFile | undefined;
+}
+
+/**
+ * A file modified less than this before it was read is not trusted from memory later: a
+ * second write within the same timestamp tick (coarse clocks, 2 s on some file systems)
+ * would leave size and mtime as they were ("racy git"). Such a file is read again next time.
+ */
+export const RACY_WINDOW_NS = 2_000_000_000n;
+
+/** Whether `known` may stand in for a file with this identity. */
+export function trustworthy(known: KnownFile | undefined, identity: FileIdentity): boolean {
+  return (
+    known !== undefined &&
+    sameIdentity(known.identity, identity) &&
+    known.readAtNs - identity.mtimeNs >= RACY_WINDOW_NS
+  );
+}
+
+/** Wall-clock now in ns (the clock file times come from). */
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
 }
 
 /** Files remembered per process; beyond this many the oldest are forgotten. */
@@ -26,7 +49,7 @@ const memo = new Map<string, KnownFile>();
 export const processMemo: KnownFileSource & { remember(file: KnownFile): void; clear(): void } = {
   recall(identity) {
     const known = memo.get(identity.path);
-    return known !== undefined && sameIdentity(known.identity, identity) ? known : undefined;
+    return trustworthy(known, identity) ? known : undefined;
   },
   remember(file) {
     memo.delete(file.identity.path);

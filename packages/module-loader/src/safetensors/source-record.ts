@@ -5,7 +5,7 @@ import { readRegularFile } from '../files/read-regular-file.js';
 import { DTYPE_BYTES, isSafetensorsDtype } from './dtypes.js';
 import type { SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, sameIdentity } from './identity.js';
-import type { KnownFile, KnownFileSource } from './known-files.js';
+import { type KnownFile, type KnownFileSource, trustworthy } from './known-files.js';
 import { MAX_RANK, MAX_TENSOR_NAME_BYTES } from './limits.js';
 
 export const SOURCE_RECORD_FORMAT = 'memlayer-weight-sources';
@@ -38,7 +38,7 @@ export class SourceRecord implements KnownFileSource {
 
   recall(identity: FileIdentity): KnownFile | undefined {
     const known = this.#load().get(identity.path);
-    return known !== undefined && sameIdentity(known.identity, identity) ? known : undefined;
+    return trustworthy(known, identity) ? known : undefined;
   }
 
   /**
@@ -96,6 +96,8 @@ export function forgetSourceRecords(): void {
 /** Whether `stored` already holds everything `file` knows. */
 function covers(stored: KnownFile | undefined, file: KnownFile): boolean {
   if (stored === undefined || !sameIdentity(stored.identity, file.identity)) return false;
+  // A racy record is replaced by one read after the file settled.
+  if (!trustworthy(stored, file.identity) && trustworthy(file, file.identity)) return false;
   for (const [name, digest] of file.digests) if (stored.digests.get(name) !== digest) return false;
   return true;
 }
@@ -106,13 +108,14 @@ function encodeRecord(files: readonly KnownFile[]): string {
   return JSON.stringify({
     format: SOURCE_RECORD_FORMAT,
     version: SOURCE_RECORD_VERSION,
-    files: files.map(({ identity, tensors, digests }) => ({
+    files: files.map(({ identity, readAtNs, tensors, digests }) => ({
       path: identity.path,
       dev: String(identity.dev),
       ino: String(identity.ino),
       size: identity.size,
       mtimeNs: String(identity.mtimeNs),
       ctimeNs: String(identity.ctimeNs),
+      readAtNs: String(readAtNs),
       tensors: tensors.map(
         (t): TensorRow => [
           t.name,
@@ -173,7 +176,9 @@ function decodeRecord(text: string): Map<string, KnownFile> {
         digests.set(tensor.name, digest);
       }
     }
-    out.set(identity.path, { identity, tensors, digests });
+    const readAtNs = raw['readAtNs'];
+    if (typeof readAtNs !== 'string' || !BIGINT.test(readAtNs)) throw new Error('bad readAtNs');
+    out.set(identity.path, { identity, readAtNs: BigInt(readAtNs), tensors, digests });
   }
   return out;
 }
