@@ -1,5 +1,5 @@
 import { type SpawnOptions, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,11 +23,24 @@ export const addonAvailable = (() => {
  * Backends every behavioural suite runs on. Linux always includes posix: a missing or
  * broken addon there fails those tests with the load error instead of skipping them.
  */
-export const testedBackends: BackendName[] =
-  process.platform === 'linux' || addonAvailable ? ['posix', 'heap'] : ['heap'];
+export const posixExpected = process.platform === 'linux' || addonAvailable;
+export const testedBackends: BackendName[] = posixExpected ? ['posix', 'heap'] : ['heap'];
 
 export function makeTempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'mmap-native-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// statfs f_type of tmpfs (linux/magic.h): it has no write-back, so msync cleans nothing.
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * A temporary directory on a file system with write-back: the system temp dir, or, where
+ * that is tmpfs, one inside this package (on the repository's disk; git ignores it).
+ */
+export function diskTempDir(): { dir: string; cleanup: () => void } {
+  if (statfsSync(tmpdir()).type !== TMPFS_MAGIC) return makeTempDir();
+  const dir = mkdtempSync(join(packageDir, '.test-tmp-'));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendName, MmapError, openMappedFile } from '../src/index.js';
 import {
-  addonAvailable,
   fixture,
   lastJson,
   makeTempDir,
   nodeArgs,
+  posixExpected,
   runChild,
   runNodeFixture,
   startHolder,
@@ -24,7 +24,7 @@ describe.each(backends)('flock across processes (%s)', (backend) => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
 
-  it.skipIf(!addonAvailable)('exclusive vs shared, non-blocking gets EAGAIN', async () => {
+  it.skipIf(!posixExpected)('exclusive vs shared, non-blocking gets EAGAIN', async () => {
     const path = join(dir, `lock-${backend}.bin`);
     const holder = startHolder(path, 'exclusive', backend);
     await holder.locked;
@@ -54,7 +54,7 @@ describe.each(backends)('flock across processes (%s)', (backend) => {
     expect(await shared.exited).toBe(0);
   });
 
-  it.skipIf(!addonAvailable)('a blocking lock waits until the other process releases', async () => {
+  it.skipIf(!posixExpected)('a blocking lock waits until the other process releases', async () => {
     const path = join(dir, `wait-${backend}.bin`);
     const holder = startHolder(path, 'exclusive', backend, 300);
     await holder.locked;
@@ -77,7 +77,7 @@ interface GrowReport {
 }
 
 describe.each(backends)('growth beyond the limits is a clean error (%s)', (backend) => {
-  const skip = backend === 'posix' && !addonAvailable;
+  const skip = backend === 'posix' && !posixExpected;
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
 
@@ -149,7 +149,7 @@ describe.each(backends)('read-only maps in a separate process (%s)', (backend) =
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
 
-  it.skipIf(backend === 'posix' && !addonAvailable)(
+  it.skipIf(backend === 'posix' && !posixExpected)(
     'writing into a read-only map does not crash and does not reach the file',
     async () => {
       const path = join(dir, 'ro.bin');
