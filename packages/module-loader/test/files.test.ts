@@ -222,12 +222,12 @@ describe('program files through Module', () => {
     );
   });
 
-  test('a FIFO as manifest or as callable errors at once instead of blocking', () => {
+  test('a FIFO as manifest, callable or weights errors at once instead of blocking', () => {
     const fifo = join(root, 'fifo');
     const made = spawnSync('mkfifo', [fifo]);
     expect(made.status, String(made.stderr)).toBe(0);
     expect(childCode(fifo)).toBe('ERR_NOT_A_REGULAR_FILE');
-    const manifest = writeManifest({ callable: 'fifo' });
-    expect(childCode(manifest, 'npu')).toBe('ERR_NOT_A_REGULAR_FILE');
+    expect(childCode(writeManifest({ callable: 'fifo' }), 'npu')).toBe('ERR_NOT_A_REGULAR_FILE');
+    expect(childCode(writeManifest({ weights: ['fifo'] }))).toBe('ERR_NOT_A_REGULAR_FILE');
   });
 });
