@@ -101,6 +101,7 @@ export {
   sourceRecordFor,
   sourceRecordPath,
 } from './safetensors/source-record.js';
+export { type SourceCheck, verifyWeightSources } from './safetensors/verify-sources.js';
 export {
   resetWeightFileStats,
   type WeightStats,

@@ -82,8 +82,12 @@ export class SafetensorsFile {
   }
 
   /** Opens and reads the header now (the eager form; programs use SafetensorsFile.at). */
-  static open(path: string, counters = new WeightCounters()): SafetensorsFile {
-    const file = SafetensorsFile.at(path, counters, { file: path, field: path });
+  static open(
+    path: string,
+    counters = new WeightCounters(),
+    { trustMemory = true }: { trustMemory?: boolean } = {},
+  ): SafetensorsFile {
+    const file = SafetensorsFile.at(path, counters, { file: path, field: path }, { trustMemory });
     try {
       file.#readOwnHeader();
     } catch (error) {
@@ -97,7 +101,12 @@ export class SafetensorsFile {
    * One stat, no open: the file's identity (and its table when the process memo knows this
    * identity). A file too short to be safetensors is refused here.
    */
-  static at(path: string, counters: WeightCounters, ctx: { file: string; field: string }) {
+  static at(
+    path: string,
+    counters: WeightCounters,
+    ctx: { file: string; field: string },
+    { trustMemory = true }: { trustMemory?: boolean } = {},
+  ): SafetensorsFile {
     const identity = statIdentity(path, ctx);
     counters.add('filesStatted');
     if (identity.size < MIN_FILE_BYTES) {
@@ -108,7 +117,7 @@ export class SafetensorsFile {
       );
     }
     const file = new SafetensorsFile(path, identity, counters);
-    file.learn(processMemo);
+    if (trustMemory) file.learn(processMemo);
     return file;
   }
 

@@ -36,6 +36,11 @@ export class SourceRecord implements KnownFileSource {
     this.path = sourceRecordPath(cachePath);
   }
 
+  /** What the record says about a path, trusted or not (for verification). */
+  entry(path: string): KnownFile | undefined {
+    return this.#load().get(path);
+  }
+
   recall(identity: FileIdentity): KnownFile | undefined {
     const known = this.#load().get(identity.path);
     return trustworthy(known, identity) ? known : undefined;

@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import {
+  BackendOptions,
+  createDefaultRegistry,
+  LoadBackendOptionsMap,
+  Module,
+  sourceRecordPath,
+  verifyWeightSources,
+} from '../src/index.js';
+import { backdate, programInput, writeLinearProgram } from './weights-programs.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'memlayer-verify-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('verifyWeightSources (memlayer verify --full with the program)', () => {
+  test('ok after a load; a tampered digest is a mismatch; a rewritten file is changed', () => {
+    const program = writeLinearProgram(join(dir, 'p'), [
+      { weight: 'w0', bias: 'b0', out: 12, in: 8, seed: 1 },
+      { weight: 'w1', out: 4, in: 12, seed: 2, file: 1 },
+    ]);
+    const cachePath = join(dir, 'cache.xpwc');
+    const module = new Module(program, { registry: createDefaultRegistry() });
+    module.load(
+      new LoadBackendOptionsMap().setOptions(
+        'XnnpackBackend',
+        new BackendOptions().setOption('packed_cache_path', cachePath),
+      ),
+    );
+    module.execute('forward', [programInput(module.programManifest())]);
+    module.dispose();
+
+    const clean = verifyWeightSources(cachePath, program);
+    expect(clean.files.map((f) => [f.status, f.tensors])).toEqual([
+      ['ok', 2],
+      ['ok', 1],
+    ]);
+    // Nothing was taken from memory: every recorded tensor was read and hashed again.
+    expect(clean.stats.tensorsHashed).toBe(3);
+
+    const recordPath = sourceRecordPath(cachePath);
+    const record = JSON.parse(readFileSync(recordPath, 'utf8'));
+    record.files[0].tensors[0][5] = 'f'.repeat(64);
+    writeFileSync(recordPath, JSON.stringify(record));
+    const tampered = verifyWeightSources(cachePath, program);
+    expect(tampered.files[0]).toMatchObject({ status: 'mismatch', mismatched: ['w0'] });
+
+    const second = join(dir, 'p', 'weights-1.safetensors');
+    writeFileSync(second, readFileSync(second));
+    backdate(second);
+    expect(verifyWeightSources(cachePath, program).files[1]?.status).toBe('changed');
+  });
+});
