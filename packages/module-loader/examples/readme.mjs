@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -8,7 +8,6 @@ import {
   LoadBackendOptionsMap,
   Module,
 } from '@memlayer/module-loader';
-import { XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 
 // A tiny program: y = relu(x W^T + b), W is [2, 4], written into a temp folder.
 const dir = mkdtempSync(join(tmpdir(), 'memlayer-example-'));
@@ -44,10 +43,11 @@ const options = new LoadBackendOptionsMap().setOptions(
   'XnnpackBackend',
   new BackendOptions().setOption('packed_cache_path', join(dir, 'model.xpwc')),
 );
-const registry = createDefaultRegistry({ xnnpack: { caches: new XNNWeightsCacheManager() } });
+const registry = createDefaultRegistry(); // XNNPACK gets one weights cache per packed_cache_path
 const module = new Module(join(dir, 'program.json'), { registry });
 module.load(options); // the Module keeps its own copy: `options` may change or go away now
 const [y] = module.execute('forward', [{ shape: [1, 4], data: Float32Array.of(1, 2, 3, 4) }]);
 console.log('y =', Array.from(y.data)); // y = [ 1.5, 0 ]
 module.dispose(); // drops cache references and device buffers, unmaps the weights
+console.log('cache file written:', existsSync(join(dir, 'model.xpwc'))); // true
 rmSync(dir, { recursive: true, force: true });

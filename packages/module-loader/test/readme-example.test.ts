@@ -12,12 +12,12 @@ test('the README example is examples/readme.mjs, verbatim', () => {
   expect(block).toBe(readFileSync(EXAMPLE, 'utf8'));
 });
 
-test('examples/readme.mjs runs and prints the relu of the linear layer', () => {
+test('examples/readme.mjs runs, prints the relu of the linear layer and writes the cache file', () => {
   const result = spawnSync(
     process.execPath,
     ['--conditions=memlayer-source', '--import', 'tsx', EXAMPLE],
     { encoding: 'utf8', timeout: 60_000 },
   );
   expect(result.status, result.stderr).toBe(0);
-  expect(result.stdout).toBe('y = [ 1.5, 0 ]\n');
+  expect(result.stdout).toBe('y = [ 1.5, 0 ]\ncache file written: true\n');
 });
