@@ -6,7 +6,8 @@ import { alignUp, isValidPageSize } from './align.js';
 import { toFileSize } from './bytes.js';
 import { DEFAULT_PAGE_SIZE, V3_HEADER_SIZE } from './constants.js';
 import { XpwcFormatError } from './errors.js';
-import type { Trailer, XpwcEntry } from './types.js';
+import { type ByteSource, type LoadedTrailer, readTrailer, trailerHistory } from './recovery.js';
+import type { DecodeOptions, Trailer, TrailerV3, XpwcEntry } from './types.js';
 
 /**
  * - `header`: the v3 header region [0, V3_HEADER_SIZE).
@@ -196,4 +197,49 @@ export function describeFileLayout(input: FileLayoutInput): FileLayout {
     pendingBytes: bytes.pending,
     orphanBytes: bytes['old-trailer'] + bytes.superseded + bytes['uncommitted-tail'],
   };
+}
+
+export interface ReadFileLayoutOptions extends DecodeOptions {
+  /** Default: the v3 header's page size, else DEFAULT_PAGE_SIZE. */
+  readonly pageSize?: number;
+  readonly pending?: FileLayoutInput['pending'];
+}
+
+export interface FileLayoutReport {
+  readonly layout: FileLayout;
+  /** The live trailer and, for v3, how its commit was found (as `readTrailer` returns it). */
+  readonly loaded: LoadedTrailer;
+  /** Where the back-pointer chain broke (older trailers past it count as superseded); null when intact. */
+  readonly historyError: XpwcFormatError | null;
+}
+
+/**
+ * Reads the live trailer (`readTrailer`), walks its history (`trailerHistory`) and lays the
+ * file out (`describeFileLayout`): the one call the cache and the CLI share. Throws what
+ * `readTrailer` throws; a broken history is reported, not thrown.
+ */
+export function readFileLayout(
+  source: ByteSource,
+  fileSize: number | bigint,
+  options: ReadFileLayoutOptions = {},
+): FileLayoutReport {
+  const loaded = readTrailer(source, fileSize, options);
+  const olderTrailers: TrailerV3[] = [];
+  let historyError: XpwcFormatError | null = null;
+  if (loaded.trailer.version === 3) {
+    try {
+      for (const old of trailerHistory(source, loaded.trailer)) olderTrailers.push(old);
+    } catch (e) {
+      if (!(e instanceof XpwcFormatError)) throw e;
+      historyError = e;
+    }
+  }
+  const layout = describeFileLayout({
+    fileSize,
+    trailer: loaded.trailer,
+    pageSize: options.pageSize ?? loaded.commit?.header.pageSize ?? DEFAULT_PAGE_SIZE,
+    olderTrailers,
+    ...(options.pending === undefined ? {} : { pending: options.pending }),
+  });
+  return { layout, loaded, historyError };
 }

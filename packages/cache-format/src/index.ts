@@ -39,9 +39,12 @@ export {
   describeFileLayout,
   type FileLayout,
   type FileLayoutInput,
+  type FileLayoutReport,
   type FileRegion,
   type FileRegionKind,
   ORPHAN_REGION_KINDS,
+  type ReadFileLayoutOptions,
+  readFileLayout,
 } from './file-layout.js';
 export { readFooter, V2_FOOTER_FIELDS, V3_FOOTER_FIELDS } from './footer.js';
 export {

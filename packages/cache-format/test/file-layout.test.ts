@@ -5,6 +5,7 @@ import {
   describeFileLayout,
   type FileLayout,
   readCommittedTrailer,
+  readFileLayout,
   readTrailer,
   type TrailerV3,
   trailerHistory,
@@ -173,5 +174,37 @@ describe('describeFileLayout', () => {
       () => describeFileLayout({ fileSize: 10, trailer: {} as never }),
       'ERR_XPWC_INVALID_ARGUMENT',
     );
+  });
+});
+
+describe('readFileLayout', () => {
+  it('reads, walks the history and lays out in one call (v3 and v2)', () => {
+    const f = new MemFile();
+    commit(f, [{ name: 'a', data: bytesOf(1, 1000) }]);
+    commit(f, [{ name: 'b', data: bytesOf(2, 300) }]);
+    const r = readFileLayout(f.read, f.size);
+    expect(r.historyError).toBeNull();
+    expect(r.layout).toEqual(layoutOf(f));
+    expect(r.loaded.commit?.slotReports.map((s) => s.status)).toEqual(['standby', 'live']);
+    const v2 = rawV2File({
+      dataLength: PAGE,
+      entries: [{ name: 'w', fileOffset: 0, dataSize: 9 }],
+    });
+    const r2 = readFileLayout(v2, v2.length);
+    expect(r2.layout.liveBytes).toBe(v2.length);
+    expect(r2.layout.orphanBytes).toBe(0);
+  });
+
+  it('a broken back-pointer is reported; the older trailers count as superseded', () => {
+    const f = new MemFile();
+    commit(f, [{ name: 'a', data: bytesOf(1, 1000) }]);
+    const firstEnd = f.size;
+    commit(f, [{ name: 'b', data: bytesOf(2, 300) }]);
+    const bytes = f.bytes();
+    bytes[firstEnd - 1] = 9; // the first trailer's version byte: the chain breaks there
+    const r = readFileLayout(bytes, bytes.length);
+    expect(r.historyError?.code).toBe('ERR_XPWC_UNSUPPORTED_VERSION');
+    expect(r.layout.bytes['old-trailer']).toBe(0);
+    expect(r.layout.orphanBytes).toBe(layoutOf(f).orphanBytes);
   });
 });
