@@ -5,7 +5,6 @@ import {
   WeightsCacheError,
 } from '../errors.js';
 import type { NamedDataMap, TensorView } from '../named-data-map.js';
-import { layoutsEqual } from '../packing/packing-layout.js';
 import {
   assertXnnpackRevision,
   DEFAULT_XNNPACK_REVISION,
@@ -15,10 +14,22 @@ import { FileStorage, type FileStorageOptions } from '../storage/file-storage.js
 import { HeapStorage } from '../storage/heap-storage.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
 import type { PackedRegion, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import {
+  EntryNames,
+  type Found,
+  HIT,
+  MISS,
+  matchEntry,
+  STALE_LAYOUT,
+  STALE_SEED,
+  UNNAMED,
+} from './entry-match.js';
 import { bytesEqual, validateKey } from './key.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
+import { PackedSlots } from './packed-slots.js';
 import { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './provider.js';
 import type { WeightsCacheStats } from './stats.js';
+import { UnpackedViews } from './unpacked-views.js';
 
 export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions, 'path'>> {
   /** Where packed bytes live; overrides `path`. */
@@ -35,24 +46,6 @@ export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions,
   readonly xnnpackRevision?: XnnpackRevision;
 }
 
-/** One packed buffer; its index in the list is the offset handed out. */
-interface PackedSlot {
-  readonly region: PackedRegion;
-  readonly dataSize: number;
-  /** Entry name, or null for an unnamed buffer. */
-  readonly name: string | null;
-}
-
-/** What #find concluded; the name and entry it found are left in #foundName/#foundMeta. */
-const UNNAMED = 0;
-const MISS = 1;
-/** Name found, but packed by another ukernel (seed or fingerprint differs). */
-const STALE_SEED = 2;
-/** Name, seed and fingerprint found, but another layout or size. */
-const STALE_LAYOUT = 3;
-const HIT = 4;
-type Found = typeof UNNAMED | typeof MISS | typeof STALE_SEED | typeof STALE_LAYOUT | typeof HIT;
-
 /**
  * Packed-weights cache with XNNPACK weights-cache provider semantics, as ExecuTorch's
  * XNNWeightsCache implements them. Entries are keyed by the registered names of the
@@ -63,24 +56,14 @@ type Found = typeof UNNAMED | typeof MISS | typeof STALE_SEED | typeof STALE_LAY
 export class XNNWeightsCache implements WeightsCacheProvider {
   readonly #storage: PackedStorage;
   readonly #xnnpackRevision: XnnpackRevision;
-  #namedDataMap: NamedDataMap | null = null;
   #finalized = false;
   /** Between initializeForRuntime and finalizeForRuntime/abortRuntime. */
   #building = false;
-  /** Unpacked view → registered name, for views loaded during the current build. */
-  readonly #unpackedNames = new Map<object, string>();
-  /** Views loaded during the build and not released yet. */
-  readonly #liveViews = new Set<TensorView>();
-  /** Offset → packed buffer; freed slots become null so other offsets stay valid. */
-  #slots: Array<PackedSlot | null> = [];
+  readonly #views = new UnpackedViews();
+  /** Offset → packed buffer. */
+  readonly #slots = new PackedSlots();
   readonly #meta = new Map<string, PackedDataMeta>();
-  /**
-   * Offsets of packs a repack replaced while some runtime could still read them, by
-   * name: released when the name's references drop to 0.
-   */
-  readonly #superseded = new Map<string, number[]>();
-  /** kernel name → bias name → entry name, so a look-up builds no string. */
-  readonly #entryNames = new Map<string, Map<string, string>>();
+  readonly #entryNames = new EntryNames();
   /** Reservations handed out and not yet inserted, by the bytes object returned. */
   readonly #pending = new Map<Uint8Array, PackedRegion>();
   #lastLookUpUnnamed = false;
@@ -115,10 +98,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
 
   /** Starts a runtime build: remembers the named data map and clears isFinalized. */
   initializeForRuntime(namedDataMap: NamedDataMap): void {
-    if (namedDataMap === null || typeof namedDataMap !== 'object') {
-      invalidArgument('a NamedDataMap', 'namedDataMap', namedDataMap);
-    }
-    this.#namedDataMap = namedDataMap;
+    this.#views.begin(namedDataMap);
     this.#finalized = false;
     this.#building = true;
     const loaded = this.#storage.open({ hasEntries: this.#meta.size > 0 });
@@ -130,20 +110,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * keyed by this view find entries by name.
    */
   loadUnpackedData(name: string): TensorView {
-    if (typeof name !== 'string') invalidArgument('a string', 'name', name);
-    const view = this.#namedDataMap?.get(name);
-    if (view === undefined) {
-      // Upstream returns Error::InvalidExternalData here.
-      throw new WeightsCacheError(
-        'ERR_CACHE_INVALID_EXTERNAL_DATA',
-        this.#namedDataMap === null
-          ? `Cannot load "${name}": initializeForRuntime was not called with a named data map`
-          : `Named data map has no tensor named "${name}"`,
-      );
-    }
-    this.#liveViews.add(view);
-    this.#unpackedNames.set(view, name);
-    return view;
+    return this.#views.load(name);
   }
 
   /**
@@ -151,9 +118,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * may free it now rather than at finalize. A view used again later is released again.
    */
   releaseUnpackedData(view: TensorView): void {
-    if (!this.#unpackedNames.has(view)) return;
-    this.#liveViews.delete(view);
-    this.#namedDataMap?.release?.(view);
+    this.#views.release(view);
   }
 
   lookUp(key: LookUpKey): number {
@@ -213,7 +178,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
 
     if (found === HIT) {
       const meta = foundMeta as PackedDataMeta;
-      const stored = this.#slotAt(meta.offset).region.bytes;
+      const stored = this.#slots.regionAt(meta.offset).bytes;
       if (size <= stored.byteLength && bytesEqual(packed, stored, size)) {
         meta.inCurrentRuntime = true;
         return meta.offset;
@@ -226,14 +191,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       invalidArgument('a buffer returned by reserveSpace', 'packed', packed);
     }
     this.#pending.delete(packed);
-    const offset = this.#slots.length;
     if (found === UNNAMED) {
-      this.#slots.push({ region, dataSize: size, name: null });
+      const offset = this.#slots.push(region, size, null);
       this.#storage.seal?.(region, size);
       return offset;
     }
     const name = this.#foundName;
-    this.#slots.push({ region, dataSize: size, name });
+    const offset = this.#slots.push(region, size, name);
     const meta: PackedDataMeta = {
       offset,
       dataSize: size,
@@ -259,7 +223,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
 
   /** The packed bytes at `offset`; valid for as long as the entry lives. */
   offsetToAddr(offset: number): Uint8Array {
-    return this.#slotAt(offset).region.bytes;
+    return this.#slots.regionAt(offset).bytes;
   }
 
   /** No-op: the cache outlives the XNNPACK objects that reference it. */
@@ -331,13 +295,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   savePackedIndex(): void {
     const entries: StoredEntry[] = [];
     for (const [name, meta] of this.#meta) {
-      const slot = this.#slotAt(meta.offset);
+      const region = this.#slots.regionAt(meta.offset);
       const entry: StoredEntry = {
         name,
         seed: meta.seed,
         fingerprint: meta.fingerprint,
         dataSize: meta.dataSize,
-        region: slot.region,
+        region,
         refCount: meta.refCount,
         lastUsed: meta.lastUsed ?? 0,
         ...(meta.layout === undefined ? {} : { layout: meta.layout }),
@@ -384,7 +348,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       if (meta.refCount > 0) continue;
       if (meta.fromLoad) {
         meta.inCurrentRuntime = false;
-        this.#releaseSuperseded(name);
+        this.#slots.releaseSuperseded(name, this.#storage);
         continue;
       }
       this.#free(name);
@@ -409,13 +373,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   }
 
   stats(): WeightsCacheStats {
-    let packedBytes = 0;
-    let unnamedEntries = 0;
-    for (const slot of this.#slots) {
-      if (slot === null) continue;
-      packedBytes += slot.dataSize;
-      if (slot.name === null) unnamedEntries++;
-    }
+    const { packedBytes, unnamedEntries } = this.#slots.totals();
     const storage = this.#storage.stats();
     return {
       hits: this.#hits,
@@ -449,11 +407,8 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    */
   close(): void {
     this.#meta.clear();
-    this.#superseded.clear();
     this.#entryNames.clear();
-    this.#unpackedNames.clear();
-    this.#liveViews.clear();
-    this.#namedDataMap = null;
+    this.#views.forget();
     this.#finalized = false;
     this.#building = false;
     this.#releaseAll();
@@ -474,63 +429,32 @@ export class XNNWeightsCache implements WeightsCacheProvider {
 
   /** Releases what a build holds that does not outlive it: unpacked views, unused reservations. */
   #endBuild(): void {
-    for (const view of this.#liveViews) this.#namedDataMap?.release?.(view);
-    this.#liveViews.clear();
-    this.#unpackedNames.clear();
+    this.#views.endBuild();
     // Reservations never inserted (duplicate or out-of-date packs) are dead now.
     for (const region of this.#pending.values()) this.#storage.release(region);
     this.#pending.clear();
   }
 
   /**
-   * Classifies a key; leaves the entry name in #foundName and a named entry in #foundMeta.
-   * A hit needs the same name, seed and fingerprint (0 stored = unknown, as in v2 files),
-   * the same layout when both sides have one (v2 entries have none: seed and size decide)
-   * and dataSize equal to the key's packedSize: anything else is a miss, never a read past
-   * an entry.
+   * Classifies a key (see matchEntry); leaves the entry name in #foundName and a named
+   * entry in #foundMeta, so no result object is allocated per look-up.
    */
   #find(key: LookUpKey): Found {
     validateKey(key);
     this.#foundMeta = undefined;
-    const kernelName = this.#unpackedNames.get(key.kernel);
+    const kernelName = this.#views.nameOf(key.kernel);
     if (kernelName === undefined) {
       this.#lastLookUpUnnamed = true;
       return UNNAMED;
     }
     this.#lastLookUpUnnamed = false;
-    const biasName = key.bias === null ? undefined : this.#unpackedNames.get(key.bias);
-    const name = biasName === undefined ? kernelName : this.#entryName(kernelName, biasName);
+    const biasName = key.bias === null ? undefined : this.#views.nameOf(key.bias);
+    const name = biasName === undefined ? kernelName : this.#entryNames.of(kernelName, biasName);
     this.#foundName = name;
     const meta = this.#meta.get(name);
     if (meta === undefined) return MISS;
     this.#foundMeta = meta;
-    // A different seed means another ukernel packed it: treat as a miss and repack.
-    const fingerprintDiffers = meta.fingerprint !== 0 && meta.fingerprint !== key.fingerprint;
-    if (meta.seed !== key.seed || fingerprintDiffers) return STALE_SEED;
-    if (key.packedSize !== undefined && meta.dataSize !== key.packedSize) return STALE_LAYOUT;
-    if (
-      key.layout !== undefined &&
-      meta.layout !== undefined &&
-      !layoutsEqual(meta.layout, key.layout)
-    ) {
-      return STALE_LAYOUT;
-    }
-    return HIT;
-  }
-
-  /** Kernel name immediately followed by bias name, no separator (ExecuTorch's naming). */
-  #entryName(kernelName: string, biasName: string): string {
-    let byBias = this.#entryNames.get(kernelName);
-    if (byBias === undefined) {
-      byBias = new Map();
-      this.#entryNames.set(kernelName, byBias);
-    }
-    let name = byBias.get(biasName);
-    if (name === undefined) {
-      name = kernelName + biasName;
-      byBias.set(biasName, name);
-    }
-    return name;
+    return matchEntry(meta, key);
   }
 
   /**
@@ -539,41 +463,21 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * bytes as orphaned); otherwise when the name's references drop to 0.
    */
   #supersede(name: string, old: PackedDataMeta): void {
-    if (old.refCount === 0 && !old.inCurrentRuntime) {
-      this.#releaseSlot(old.offset);
-      return;
-    }
-    const offsets = this.#superseded.get(name);
-    if (offsets === undefined) this.#superseded.set(name, [old.offset]);
-    else offsets.push(old.offset);
-  }
-
-  #releaseSuperseded(name: string): void {
-    const offsets = this.#superseded.get(name);
-    if (offsets === undefined) return;
-    this.#superseded.delete(name);
-    for (const offset of offsets) this.#releaseSlot(offset);
+    if (old.refCount === 0 && !old.inCurrentRuntime) this.#slots.release(old.offset, this.#storage);
+    else this.#slots.supersede(name, old.offset);
   }
 
   /** Frees a named entry (and packs it superseded). */
   #free(name: string): void {
     const meta = this.#meta.get(name);
     if (meta === undefined) return;
-    this.#releaseSlot(meta.offset);
+    this.#slots.release(meta.offset, this.#storage);
     this.#meta.delete(name);
-    this.#releaseSuperseded(name);
-  }
-
-  #releaseSlot(offset: number): void {
-    const slot = this.#slots[offset];
-    if (slot === undefined || slot === null) return;
-    this.#storage.release(slot.region);
-    this.#slots[offset] = null;
+    this.#slots.releaseSuperseded(name, this.#storage);
   }
 
   #addLoaded(entry: StoredEntry): void {
-    const offset = this.#slots.length;
-    this.#slots.push({ region: entry.region, dataSize: entry.dataSize, name: entry.name });
+    const offset = this.#slots.push(entry.region, entry.dataSize, entry.name);
     const meta: PackedDataMeta = {
       offset,
       dataSize: entry.dataSize,
@@ -588,22 +492,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#meta.set(entry.name, meta);
   }
 
-  #slotAt(offset: number): PackedSlot {
-    const slot = Number.isInteger(offset) ? this.#slots[offset] : undefined;
-    if (slot === undefined || slot === null) {
-      throw new WeightsCacheError(
-        'ERR_CACHE_INVALID_OFFSET',
-        `Expected the offset of a live packed buffer but received ${describeValue(offset)}`,
-      );
-    }
-    return slot;
-  }
-
   #releaseAll(): void {
     this.#storage.close();
-    this.#slots = [];
+    this.#slots.clear();
     this.#pending.clear();
-    this.#superseded.clear();
   }
 }
 

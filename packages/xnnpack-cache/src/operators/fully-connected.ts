@@ -68,8 +68,9 @@ export interface FullyConnectedOperator {
 function elementsOf(source: WeightsSource, what: string): number {
   if (source instanceof Float32Array) return source.length;
   if (source !== null && typeof source === 'object' && Array.isArray(source.shape)) {
+    const shape = source.shape;
     let elements = 1;
-    for (const dim of source.shape) elements *= dim;
+    for (let i = 0; i < shape.length; i++) elements *= shape[i] as number;
     return elements;
   }
   return invalidArgument('a TensorView or Float32Array', what, source);
