@@ -115,7 +115,7 @@ describe('v3 commit slots', () => {
     const result = await memlayer(['inspect', path]);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain('op 63 96x32 nr8 kr1 sr1');
-    expect(result.stdout).toContain('seeds fit 92a7ad50');
+    expect(result.stdout).toContain('packed for 92a7ad50; entries fitting: 92a7ad50 2/2');
     expect(result.stdout).toContain('by the recorded layouts');
     const report = JSON.parse((await memlayer(['inspect', path, '--json'])).stdout);
     expect(report.entries[1].layout).toMatchObject({ outputChannels: 96, inputChannels: 32 });

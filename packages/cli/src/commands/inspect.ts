@@ -47,7 +47,7 @@ function revisionLine(report: CacheReport): string {
   const how = byLayout ? 'by the recorded layouts' : 'by seed and packed size';
   const verdict =
     fitting.length === 1
-      ? `seeds fit ${fitting[0]?.revision}${fitting[0]?.tiling ? ` (${fitting[0].tiling})` : ''}`
+      ? `${byLayout ? 'packed for' : 'seeds fit'} ${fitting[0]?.revision}${fitting[0]?.tiling ? ` (${fitting[0].tiling})` : ''}`
       : fitting.length > 1
         ? `seeds fit ${fitting.map((f) => `${f.revision}${f.tiling ? ` (${f.tiling})` : ''}`).join(' or ')}: add entries of other shapes to tell`
         : 'no known revision fits every entry';

@@ -54,13 +54,7 @@ export const verifyCommand: Command = {
         const severity = warning.code === 'WARN_XPWC_OVERLAPPING_DATA' ? 'problem' : 'warning';
         findings.push({ severity, code: warning.code, message: warning.message });
       }
-      for (const issue of report.tolerated) {
-        findings.push({
-          severity: 'warning',
-          code: issue.code,
-          message: `${issue.message} (byte ${issue.offset}); ExecuTorch's loader reads past it too`,
-        });
-      }
+      // Tolerated v2 defects arrive through lintTrailer as WARN_XPWC_TOLERATED warnings.
       findings.push(...slotFindings(report));
       if (report.historyError)
         findings.push({
@@ -68,11 +62,14 @@ export const verifyCommand: Command = {
           code: 'HISTORY',
           message: `older trailer chain is broken: ${report.historyError}`,
         });
+      const damaged = report.commit?.slots.some((slot) => slot.damaged) === true;
       if (report.deadTailBytes > 0) {
         findings.push({
           severity: 'warning',
           code: 'DEAD_TAIL',
-          message: `${report.deadTailBytes} bytes after the committed trailer were never committed (an interrupted save)`,
+          message: damaged
+            ? `${report.deadTailBytes} bytes after the trailer in use are reachable from no sound commit slot (the damaged slot above)`
+            : `${report.deadTailBytes} bytes after the committed trailer were never committed (an interrupted save)`,
         });
       }
       if (full && report.version === 2) {
@@ -110,7 +107,7 @@ export const verifyCommand: Command = {
             color,
           );
       const detail = report
-        ? ` (${result.entries} entries, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'})`
+        ? ` (${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'})`
         : '';
       context.stdout(`${[...lines, summary + detail].join('\n')}\n`);
     }
