@@ -1,5 +1,5 @@
 import type { Backend, Tensor } from '../backends/backend.js';
-import { BackendRegistry } from '../backends/registry.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import { describeValue, invalidArgument, ModuleLoaderError } from '../errors.js';
 import type { ReadonlyLoadBackendOptionsMap } from '../options/load-backend-options-map.js';
 import { OwnedOptionsMap } from '../options/owned-options-map.js';
@@ -42,7 +42,8 @@ export class Module {
     if (
       typeof config !== 'object' ||
       config === null ||
-      !(config.registry instanceof BackendRegistry)
+      // Duck-typed: a registry from another copy of this package is still a registry.
+      typeof (config.registry as Partial<BackendRegistry> | undefined)?.get !== 'function'
     ) {
       invalidArgument('{ registry: BackendRegistry }', 'the Module config', config);
     }
