@@ -11,6 +11,12 @@ export interface EntryRow {
   name: string;
   /** Lower-case hex of the name's bytes when they are not valid UTF-8; null otherwise. */
   nameHex: string | null;
+  /**
+   * What the entry was packed from, when its name is ExecuTorch's content key: the SHA-256
+   * of the weight's stored bytes, then of the bias's (node_visitor.py names constants by
+   * hashlib.sha256(bytes).hexdigest(); the cache entry name is the two keys concatenated).
+   */
+  digests: { weight: string; bias: string | null } | null;
   offset: number;
   size: number;
   seed: number;
@@ -35,6 +41,7 @@ export function toRow(entry: XpwcEntry): EntryRow {
   const layout = v3 ? (entry.layout ?? null) : null;
   return {
     name: entry.name,
+    digests: digestsOf(entry.name),
     nameHex: ESCAPED_BYTE.test(entry.name)
       ? Buffer.from(nameToBytes(entry.name)).toString('hex')
       : null,
@@ -69,9 +76,34 @@ function tilingName(tiling: { nr: number; kr: number; sr: number }): string {
   return `nr${tiling.nr}kr${tiling.kr}sr${tiling.sr}`;
 }
 
-/** How a person reads a name: the text, or `hex:…` for bytes that are not UTF-8. */
-export function displayName(row: EntryRow): string {
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function digestsOf(name: string): EntryRow['digests'] {
+  if (SHA256_HEX.test(name)) return { weight: name, bias: null };
+  if (name.length === 128 && SHA256_HEX.test(name.slice(0, 64)) && SHA256_HEX.test(name.slice(64)))
+    return { weight: name.slice(0, 64), bias: name.slice(64) };
+  return null;
+}
+
+/**
+ * How a person reads a name in a table: the text; `hex:…` for bytes that are not UTF-8;
+ * for a content key, the first 12 hex digits of each digest (`sha256 3fa9c2d1e0b4+9d1c…`).
+ */
+export function displayName(row: Pick<EntryRow, 'name' | 'nameHex' | 'digests'>): string {
+  if (row.digests !== null) {
+    const short = (digest: string) => digest.slice(0, 12);
+    return `sha256 ${short(row.digests.weight)}${row.digests.bias === null ? '' : `+${short(row.digests.bias)}`}`;
+  }
   return row.nameHex === null ? row.name : `hex:${row.nameHex}`;
+}
+
+/** displayName for a bare entry name (the SVG's labels). */
+export function displayEntryName(name: string): string {
+  return displayName({
+    name,
+    nameHex: ESCAPED_BYTE.test(name) ? Buffer.from(nameToBytes(name)).toString('hex') : null,
+    digests: digestsOf(name),
+  });
 }
 
 /** "fc 63 · 96x32 · nr8 kr1 sr1" (+ extra bytes, transposed) or "-". */

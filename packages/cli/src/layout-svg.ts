@@ -1,4 +1,5 @@
 import type { CacheReport, Segment, SegmentKind } from './analyze.js';
+import { displayEntryName } from './entry-rows.js';
 import { formatBytes } from './format.js';
 
 /** Colours chosen to stay apart for the common colour-vision deficiencies (Okabe-Ito). */
@@ -47,7 +48,7 @@ const BAR_WIDTH = 960;
 const BAR_Y = 104;
 const BAR_HEIGHT = 44;
 const LEFT = 20;
-const CHAR_PX = 6.6; // average advance of 11 px sans-serif text, for fitting labels
+const CHAR_PX = 7.2; // a generous average advance of 11 px DejaVu Sans (digits are wide), for fitting labels
 
 function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -148,7 +149,8 @@ export function renderLayoutSvg(report: CacheReport, title: string): string {
     const x = xs[i] as number;
     const width = widths[i] as number;
     const size = formatBytes(segment.end - segment.start);
-    const name = segment.kind === 'live' ? segment.label : KIND_NAMES[segment.kind];
+    const name =
+      segment.kind === 'live' ? displayEntryName(segment.label) : KIND_NAMES[segment.kind];
     const room = Math.floor((width - 8) / CHAR_PX);
     const color = segment.kind === 'padding' || segment.kind === 'old-trailer' ? '#000' : '#fff';
     const center = (x + width / 2).toFixed(1);
@@ -184,7 +186,9 @@ export function renderLayoutSvg(report: CacheReport, title: string): string {
     ].join('\n');
   });
   const rects = segments.map((segment, i) => {
-    const hover = `${segment.label}: bytes [${segment.start}, ${segment.end}) = ${formatBytes(segment.end - segment.start)}`;
+    const shown = displayEntryName(segment.label);
+    const hoverName = shown.startsWith('hex:') ? shown : segment.label;
+    const hover = `${hoverName}: bytes [${segment.start}, ${segment.end}) = ${formatBytes(segment.end - segment.start)}`;
     return `  <rect x="${(xs[i] as number).toFixed(2)}" y="${BAR_Y}" width="${(widths[i] as number).toFixed(2)}" height="${BAR_HEIGHT}" fill="${FILL[segment.kind]}" stroke="#fff" stroke-width="0.5"><title>${escapeXml(hover)}</title></rect>`;
   });
   const axisY = BAR_Y + BAR_HEIGHT;

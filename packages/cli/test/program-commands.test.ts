@@ -35,6 +35,16 @@ describe('memlayer run', () => {
     expect(warm).toMatchObject({ packs: 0, cacheHits: 4 });
     expect(warm.outputs).toEqual(coldReport.outputs);
     expect(warm.cache.fileBytes).toBe(coldReport.cache.fileBytes);
+    // inspect tells what each entry was packed from: the SHA-256 of weight and bias bytes.
+    const inspect = JSON.parse((await memlayer(['inspect', cache, '--json'])).stdout);
+    expect(inspect.entries).toHaveLength(4);
+    for (const entry of inspect.entries) {
+      expect(entry.digests.weight).toMatch(/^[0-9a-f]{64}$/);
+      expect(entry.digests.bias).toMatch(/^[0-9a-f]{64}$/);
+      expect(entry.layout).toMatchObject({ outputChannels: 64, inputChannels: 64 });
+    }
+    const text = (await memlayer(['inspect', cache])).stdout;
+    expect(text).toContain(`sha256 ${inspect.entries[0].digests.weight.slice(0, 12)}+`);
   });
 
   test('the table output names the figures', async () => {
