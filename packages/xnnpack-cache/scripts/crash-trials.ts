@@ -1,8 +1,8 @@
-// SIGKILL crash trials against a cache file (spec §4.3): a child packs and commits build
+// SIGKILL crash trials against a cache file: a child packs and commits build
 // after build and is killed at a random moment; each next load must be the last or the
 // in-flight commit with every data CRC valid, or a clean start, and never give wrong
 // outputs. Usage: pnpm --filter @memlayer/xnnpack-cache crash-trials -- --trials 100
-//   [--backend posix|heap] [--max-delay-ms 90] [--seed N]
+//   [--backend posix|heap] [--max-delay-ms 300] [--seed N]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ const { values } = parseArgs({
   options: {
     trials: { type: 'string', default: '100' },
     backend: { type: 'string', default: 'posix' },
-    'max-delay-ms': { type: 'string', default: '90' },
+    'max-delay-ms': { type: 'string', default: '300' },
     seed: { type: 'string' },
   },
 });

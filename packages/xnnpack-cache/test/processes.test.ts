@@ -81,7 +81,7 @@ describe.each(BACKENDS)('cache file shared by processes (%s backend)', (backend)
     const path = join(dir, 'crash.xpwc');
     const outcomes: string[] = [];
     for (let trial = 0; trial < 4; trial++) {
-      const result = await crashTrial(path, trial, 5 + Math.floor(Math.random() * 75), backend);
+      const result = await crashTrial(path, trial, 5 + Math.floor(Math.random() * 300), backend);
       expect(result.failures).toEqual([]);
       outcomes.push(result.outcome);
     }

@@ -6,7 +6,7 @@ import type { StoredEntry } from './packed-storage.js';
 import { emitCacheWarning } from './warnings.js';
 
 /** Room kept for the next trailer when checking a reservation against the budget. */
-const TRAILER_ALLOWANCE = 64 << 10;
+const TRAILER_ALLOWANCE = 16 << 10;
 
 /**
  * The disk budget (`maxFileBytes`) and the close-time compaction. A reservation that would
@@ -44,9 +44,19 @@ export class BudgetKeeper {
     return fits;
   }
 
-  /** Remembers the use order of the entries a runtime build just persisted. */
-  note(entries: readonly StoredEntry[]): void {
-    for (const entry of entries) this.#lastUsed.set(entry.name, entry.lastUsed ?? ++this.#tick);
+  /**
+   * Remembers the use order of entries a runtime build just persisted: the cache's
+   * `lastUsed` when it gives one; else an entry packed by this build or held by a runtime
+   * (`refCount` > 0) counts as used now, and others keep their earlier tick.
+   */
+  note(entries: readonly StoredEntry[], isFresh: (region: StoredEntry['region']) => boolean): void {
+    this.#tick++;
+    for (const entry of entries) {
+      if (entry.lastUsed !== undefined) this.#lastUsed.set(entry.name, entry.lastUsed);
+      else if (isFresh(entry.region) || (entry.refCount ?? 0) > 0) {
+        this.#lastUsed.set(entry.name, this.#tick);
+      }
+    }
   }
 
   evicted(): { entries: number; bytes: number } {

@@ -188,13 +188,10 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   persist(entries: readonly StoredEntry[]): readonly string[] {
     const finalizing = this.#finalizing;
     this.#finalizing = false;
+    this.#budget.note(entries, (region) => this.#regions.get(region)?.committed === false);
     if (this.#offReason !== null || this.#session.file === null || !this.#unsaved) return [];
-    if (this.#options.commit === 'finalize' || !finalizing) {
-      this.#budget.note(entries);
-      return this.#commitOrThrow(entries);
-    }
+    if (this.#options.commit === 'finalize' || !finalizing) return this.#commitOrThrow(entries);
     this.#pending = [...entries];
-    this.#budget.note(entries);
     commitAtExit(this);
     this.#scheduleBackgroundCommit();
     // Every file-backed entry will be in the commit: the cache may keep them as loaded.

@@ -1,0 +1,128 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTrailer } from '@memlayer/cache-format';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  FileStorage,
+  type FileStorageOptions,
+  packingStats,
+  resetPackingStats,
+  XNNWeightsCache,
+} from '../src/index.js';
+import { reportOf, startCacheChild } from './child.js';
+import { captureWarnings, makeTempDir, referenceHashes } from './file-helpers.js';
+import { buildModel, type ModelSpec, outputHashes, range } from './fixtures/model.js';
+
+const SPEC: ModelSpec = { layers: range(0, 6), inputChannels: 64, outputChannels: 48 };
+const reference = referenceHashes(SPEC);
+
+function open(path: string, options: Omit<FileStorageOptions, 'path'> = {}) {
+  const storage = new FileStorage({ ...options, path });
+  return { storage, cache: new XNNWeightsCache({ storage }) };
+}
+
+function committedEntries(path: string): number {
+  const bytes = new Uint8Array(readFileSync(path));
+  return readTrailer(bytes, bytes.byteLength).trailer.entries.length;
+}
+
+describe('the deferred commit', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+
+  it('commits in the background once finalize has returned', async () => {
+    const path = join(dir, 'background.xpwc');
+    const { storage, cache } = open(path);
+    buildModel(cache, SPEC);
+    expect(storage.info().pendingCommit).toBe(true);
+    for (let i = 0; i < 200 && storage.info().pendingCommit; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(storage.info()).toMatchObject({ pendingCommit: false, generation: 1 });
+    expect(committedEntries(path)).toBe(6);
+    cache.close();
+  });
+
+  it('commits at process exit when nothing else did', async () => {
+    const path = join(dir, 'at-exit.xpwc');
+    const cold = reportOf(
+      await startCacheChild({ path, ...SPEC, builds: [SPEC.layers], flushBuilds: [] }).done,
+    );
+    expect(cold.generation).toBe(0); // not yet committed when the child reported
+    expect(committedEntries(path)).toBe(6);
+    resetPackingStats();
+    const { cache } = open(path);
+    expect(outputHashes(buildModel(cache, SPEC).ops, SPEC.inputChannels)).toEqual(reference);
+    expect(packingStats().calls).toBe(0);
+    cache.close();
+  });
+
+  it("commits at finalize with commit: 'finalize'", () => {
+    const path = join(dir, 'at-finalize.xpwc');
+    const { storage, cache } = open(path, { commit: 'finalize' });
+    buildModel(cache, SPEC);
+    expect(storage.info()).toMatchObject({ pendingCommit: false, generation: 1 });
+    cache.close();
+  });
+});
+
+describe('heap fallback accounting and the disk budget', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+
+  it('counts unnamed entries on the heap per reason, in entries and bytes', () => {
+    const storage = new FileStorage({ path: join(dir, 'unnamed.xpwc') });
+    storage.open({ hasEntries: false });
+    const region = storage.reserve(1000, { persistable: false });
+    expect(region?.reservedBytes).toBeGreaterThanOrEqual(1000);
+    expect(storage.stats().fallback).toEqual({
+      unnamed: { count: 1, bytes: region?.reservedBytes },
+    });
+    storage.close();
+  });
+
+  it('sends entries past maxFileBytes to the heap as over-budget and keeps the file within it', async () => {
+    const path = join(dir, 'budget.xpwc');
+    const maxFileBytes = 4096 + 16 * 1024 + 3 * 16 * 1024; // header, trailer room, 3 layers
+    const warnings = captureWarnings();
+    const { storage, cache } = open(path, { maxFileBytes });
+    const { ops } = buildModel(cache, SPEC);
+    expect(outputHashes(ops, SPEC.inputChannels)).toEqual(reference);
+    const stats = storage.stats();
+    expect(stats.maxFileBytes).toBe(maxFileBytes);
+    const over = stats.fallback?.['over-budget'];
+    expect(over?.count).toBe(3);
+    expect(over?.bytes).toBe(stats.heapBytes);
+    cache.close();
+    expect(await warnings.stop()).toContain('MEMLAYER_CACHE_OVER_BUDGET');
+    expect(statSync(path).size).toBeLessThanOrEqual(maxFileBytes);
+  });
+
+  it('evicts least recently used entries at close to fit a smaller budget', () => {
+    const path = join(dir, 'evict.xpwc');
+    const first = open(path);
+    buildModel(first.cache, SPEC);
+    first.cache.close();
+    const full = statSync(path).size;
+
+    // A later run uses three of the six layers under a budget that cannot hold all six.
+    const used: ModelSpec = { ...SPEC, layers: [0, 1, 2] };
+    const maxFileBytes = Math.floor(full * 0.75);
+    const second = open(path, { maxFileBytes });
+    resetPackingStats();
+    buildModel(second.cache, used);
+    expect(packingStats().calls).toBe(0);
+    second.cache.close();
+    expect(statSync(path).size).toBeLessThanOrEqual(maxFileBytes);
+    const evicted = second.storage.stats().evicted;
+    expect(evicted?.entries).toBeGreaterThan(0);
+    expect(evicted?.bytes).toBeGreaterThan(0);
+
+    // The layers in use survived; the unused ones were evicted first.
+    resetPackingStats();
+    const third = open(path);
+    buildModel(third.cache, used);
+    expect(packingStats().calls).toBe(0);
+    third.cache.close();
+  });
+});
