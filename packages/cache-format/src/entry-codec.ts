@@ -8,7 +8,7 @@ import {
   V3_ENTRY_LAYOUT_SIZE,
   V3_HEADER_SIZE,
 } from './constants.js';
-import { XpwcFormatError } from './errors.js';
+import { invalidArgument, XpwcFormatError } from './errors.js';
 import { MAX_NAME_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
 import { nameFromBytes, nameToBytes } from './names.js';
 import { checkPackingLayout, readPackingLayout, writePackingLayout } from './packing-layout.js';
@@ -121,10 +121,6 @@ export function decodeEntries(
   return entries;
 }
 
-function invalid(message: string): XpwcFormatError {
-  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', message);
-}
-
 /** The entries' names as bytes and the index size, validated with the decoder's rules. */
 export interface PreparedEntries {
   readonly names: Uint8Array[];
@@ -146,10 +142,12 @@ export function prepareEntries(
   let size = 0;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
-    if (e === null || typeof e !== 'object') throw invalid(`entry ${i} must be an object`);
+    if (e === null || typeof e !== 'object') throw invalidArgument(`entry ${i} must be an object`);
     names[i] = encodeName(e.name, i);
     if (!isSafeOffset(e.fileOffset) || !isSafeOffset(e.dataSize)) {
-      throw invalid(`entry ${i}: fileOffset and dataSize must be non-negative safe integers`);
+      throw invalidArgument(
+        `entry ${i}: fileOffset and dataSize must be non-negative safe integers`,
+      );
     }
     if (!(e.fileOffset >= minOffset && e.fileOffset < indexStart)) {
       throw new XpwcFormatError(
@@ -163,11 +161,11 @@ export function prepareEntries(
         `entry ${i}: dataSize ${e.dataSize} at ${e.fileOffset} runs past indexStart ${indexStart}`,
       );
     }
-    if (!isU32(e.seed)) throw invalid(`entry ${i}: seed must be a u32`);
+    if (!isU32(e.seed)) throw invalidArgument(`entry ${i}: seed must be a u32`);
     if (format.version === 3) {
       const e3 = e as XpwcEntryV3;
-      if (!isU32(e3.fingerprint)) throw invalid(`entry ${i}: fingerprint must be a u32`);
-      if (!isU32(e3.crc32c)) throw invalid(`entry ${i}: crc32c must be a u32`);
+      if (!isU32(e3.fingerprint)) throw invalidArgument(`entry ${i}: fingerprint must be a u32`);
+      if (!isU32(e3.crc32c)) throw invalidArgument(`entry ${i}: crc32c must be a u32`);
       if (e3.layout != null) layouts[i] = checkPackingLayout(e3.layout, `entry ${i}`);
     }
     size += fixed + (names[i] as Uint8Array).length;
@@ -177,7 +175,7 @@ export function prepareEntries(
 }
 
 function encodeName(name: unknown, i: number): Uint8Array {
-  if (typeof name !== 'string') throw invalid(`entry ${i} name must be a string`);
+  if (typeof name !== 'string') throw invalidArgument(`entry ${i} name must be a string`);
   // Each UTF-16 code unit takes at least one byte: reject a long string before encoding it.
   if (name.length > MAX_NAME_LENGTH) {
     throw new XpwcFormatError(
@@ -189,7 +187,7 @@ function encodeName(name: unknown, i: number): Uint8Array {
   try {
     bytes = nameToBytes(name);
   } catch (e) {
-    if (e instanceof XpwcFormatError) throw invalid(`entry ${i} name: ${e.message}`);
+    if (e instanceof XpwcFormatError) throw invalidArgument(`entry ${i} name: ${e.message}`);
     throw e;
   }
   if (bytes.length > MAX_NAME_LENGTH) {

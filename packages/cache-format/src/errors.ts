@@ -59,3 +59,8 @@ export class XpwcFormatError extends Error {
 export function isXpwcFormatError(e: unknown, code?: XpwcErrorCode): e is XpwcFormatError {
   return e instanceof XpwcFormatError && (code === undefined || e.code === code);
 }
+
+/** The error for a bad argument (type or range) of an exported function; no file offset applies. */
+export function invalidArgument(message: string): XpwcFormatError {
+  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', message);
+}

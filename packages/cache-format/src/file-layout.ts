@@ -5,7 +5,7 @@
 import { alignUp, isValidPageSize } from './align.js';
 import { toFileSize } from './bytes.js';
 import { DEFAULT_PAGE_SIZE, V3_HEADER_SIZE } from './constants.js';
-import { XpwcFormatError } from './errors.js';
+import { invalidArgument, XpwcFormatError } from './errors.js';
 import { type ByteSource, type LoadedTrailer, readTrailer, trailerHistory } from './recovery.js';
 import type { DecodeOptions, Trailer, TrailerV3, XpwcEntry } from './types.js';
 
@@ -101,19 +101,20 @@ interface Claim {
   readonly label: string;
 }
 
-function invalid(message: string): XpwcFormatError {
-  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', `describeFileLayout: ${message}`);
-}
-
 function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim[] {
   const { trailer } = input;
   const rank = (kind: FileRegionKind) => PRIORITY.indexOf(kind);
   const claims: Claim[] = [];
   const claim = (kind: FileRegionKind, start: number, end: number, label = '') => {
     if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0)) {
-      throw invalid(`${kind} range [${start}, ${end}) is not a range of safe integers`);
+      throw invalidArgument(
+        `describeFileLayout: ${kind} range [${start}, ${end}) is not a range of safe integers`,
+      );
     }
-    if (end > fileSize) throw invalid(`${kind} range [${start}, ${end}) ends past the file`);
+    if (end > fileSize)
+      throw invalidArgument(
+        `describeFileLayout: ${kind} range [${start}, ${end}) ends past the file`,
+      );
     if (end > start) claims.push({ rank: rank(kind), start, end, label });
   };
   if (trailer.version === 3) claim('header', 0, Math.min(V3_HEADER_SIZE, fileSize));
@@ -142,19 +143,22 @@ function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim
  * for a complete picture, the older trailers of the history.
  */
 export function describeFileLayout(input: FileLayoutInput): FileLayout {
-  if (input === null || typeof input !== 'object') throw invalid('input must be an object');
+  if (input === null || typeof input !== 'object')
+    throw invalidArgument('describeFileLayout: input must be an object');
   const fileSize = toFileSize(input.fileSize);
   const trailer = input.trailer;
   if (trailer === null || typeof trailer !== 'object' || !Array.isArray(trailer.entries)) {
-    throw invalid('trailer must be a decoded trailer');
+    throw invalidArgument('describeFileLayout: trailer must be a decoded trailer');
   }
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
-  if (!isValidPageSize(pageSize)) throw invalid('pageSize must be a power of two');
+  if (!isValidPageSize(pageSize))
+    throw invalidArgument('describeFileLayout: pageSize must be a power of two');
   const claims = claimsOf(input, fileSize, pageSize);
 
   // Sweep the boundaries; in each stretch the best-ranked active claim owns the bytes.
-  const events: Array<[number, number]> = []; // [position, claim index + 1 (start) or -(index + 1) (end)]
-  claims.forEach((c, i) => events.push([c.start, i + 1], [c.end, -(i + 1)]));
+  // [position, claim index + 1] at a claim's start, [position, -(claim index + 1)] at its end.
+  const events: Array<[number, number]> = [];
+  for (const [i, c] of claims.entries()) events.push([c.start, i + 1], [c.end, -(i + 1)]);
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   const active: Array<Set<number>> = PRIORITY.map(() => new Set());
   const regions: FileRegion[] = [];

@@ -22,6 +22,7 @@ import {
 import { MAX_TRAILER_BYTES } from './limits.js';
 import { type CommitSlotReport, type CommitSlotStatus, reportSlots } from './slot-report.js';
 import { decodeTrailer } from './trailer.js';
+import { checkDecodeOptions } from './trailer-checks.js';
 import type { DecodeOptions, Trailer, TrailerV3 } from './types.js';
 
 /** Reads `length` bytes at absolute `offset`. May return a longer view (the rest is ignored). */
@@ -130,19 +131,6 @@ function checkSource(source: unknown): void {
       'source must be a Uint8Array or a (offset, length) => Uint8Array function',
     );
   }
-}
-
-function checkOptions(options: DecodeOptions): DecodeOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'options must be an object');
-  }
-  if (options.expectedIdentity !== undefined && typeof options.expectedIdentity !== 'string') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'expectedIdentity must be a string');
-  }
-  if (options.lenient !== undefined && typeof options.lenient !== 'boolean') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'lenient must be a boolean');
-  }
-  return options;
 }
 
 function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<CommittedTrailer> {
@@ -289,7 +277,7 @@ export function readCommittedTrailer(
   options: DecodeOptions = {},
 ): CommittedTrailer {
   checkSource(source);
-  return runSync(source, committedTrailerSteps(toFileSize(fileSize), checkOptions(options)));
+  return runSync(source, committedTrailerSteps(toFileSize(fileSize), checkDecodeOptions(options)));
 }
 
 /** `readCommittedTrailer` with an asynchronous read callback. */
@@ -299,7 +287,7 @@ export async function readCommittedTrailerAsync(
   options: DecodeOptions = {},
 ): Promise<CommittedTrailer> {
   checkSource(source);
-  return runAsync(source, committedTrailerSteps(toFileSize(fileSize), checkOptions(options)));
+  return runAsync(source, committedTrailerSteps(toFileSize(fileSize), checkDecodeOptions(options)));
 }
 
 /**
@@ -313,7 +301,7 @@ export function readTrailer(
   options: DecodeOptions = {},
 ): LoadedTrailer {
   checkSource(source);
-  return runSync(source, anyTrailerSteps(toFileSize(fileSize), checkOptions(options)));
+  return runSync(source, anyTrailerSteps(toFileSize(fileSize), checkDecodeOptions(options)));
 }
 
 /** `readTrailer` with an asynchronous read callback. */
@@ -323,7 +311,7 @@ export async function readTrailerAsync(
   options: DecodeOptions = {},
 ): Promise<LoadedTrailer> {
   checkSource(source);
-  return runAsync(source, anyTrailerSteps(toFileSize(fileSize), checkOptions(options)));
+  return runAsync(source, anyTrailerSteps(toFileSize(fileSize), checkDecodeOptions(options)));
 }
 
 /**

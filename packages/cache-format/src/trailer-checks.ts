@@ -1,6 +1,7 @@
 // Bounds every trailer decoder checks before it reads or allocates anything.
-import { XpwcFormatError } from './errors.js';
+import { invalidArgument, XpwcFormatError } from './errors.js';
 import { MAX_ENTRY_COUNT, MAX_TRAILER_BYTES } from './limits.js';
+import type { DecodeOptions } from './types.js';
 
 /**
  * Checks that the trailer [indexStart, end) is within MAX_TRAILER_BYTES and that `bytes` (which
@@ -33,4 +34,17 @@ export function checkEntryCount(count: number, at: number): void {
       at,
     );
   }
+}
+
+/** Validates the options every decoding entry point takes. */
+export function checkDecodeOptions(options: DecodeOptions): DecodeOptions {
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('options must be an object');
+  if (options.expectedIdentity !== undefined && typeof options.expectedIdentity !== 'string') {
+    throw invalidArgument('expectedIdentity must be a string');
+  }
+  if (options.lenient !== undefined && typeof options.lenient !== 'boolean') {
+    throw invalidArgument('lenient must be a boolean');
+  }
+  return options;
 }

@@ -11,7 +11,7 @@ import {
 } from './constants.js';
 import { crc32cOf } from './crc.js';
 import { decodeEntries, type EntryFormat, prepareEntries, writeEntries } from './entry-codec.js';
-import { XpwcFormatError } from './errors.js';
+import { invalidArgument, XpwcFormatError } from './errors.js';
 import { badField, checkIndexStart, V3_FOOTER_FIELDS } from './footer.js';
 import { MAX_FILE_SIZE, MAX_IDENTITY_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
 import { checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
@@ -145,28 +145,25 @@ export interface EncodeOptionsV3 {
   readonly prevGeneration?: number;
 }
 
-function invalid(message: string): XpwcFormatError {
-  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', message);
-}
-
 /** Checks the commit fields of `options` the way the decoder checks the footer. */
 function commitFieldsOf(o: EncodeOptionsV3, indexStart: number) {
   const generation = o.generation ?? 1;
   const prevTrailerEnd = o.prevTrailerEnd ?? 0;
   const prevGeneration = o.prevGeneration ?? 0;
   if (!isSafeOffset(generation) || generation < 1) {
-    throw invalid('generation must be a safe integer >= 1');
+    throw invalidArgument('generation must be a safe integer >= 1');
   }
   if (!isSafeOffset(prevTrailerEnd) || !isSafeOffset(prevGeneration)) {
-    throw invalid('prevTrailerEnd and prevGeneration must be non-negative safe integers');
+    throw invalidArgument('prevTrailerEnd and prevGeneration must be non-negative safe integers');
   }
   if ((prevGeneration === 0) !== (prevTrailerEnd === 0)) {
-    throw invalid('prevTrailerEnd and prevGeneration must be both set or both 0');
+    throw invalidArgument('prevTrailerEnd and prevGeneration must be both set or both 0');
   }
   if (prevGeneration !== 0) {
-    if (prevGeneration >= generation) throw invalid('prevGeneration must be below generation');
+    if (prevGeneration >= generation)
+      throw invalidArgument('prevGeneration must be below generation');
     if (prevTrailerEnd < V3_MIN_TRAILER_END || prevTrailerEnd > indexStart) {
-      throw invalid(`prevTrailerEnd must be in [${V3_MIN_TRAILER_END}, indexStart]`);
+      throw invalidArgument(`prevTrailerEnd must be in [${V3_MIN_TRAILER_END}, indexStart]`);
     }
   }
   return { generation, prevTrailerEnd, prevGeneration };
@@ -180,7 +177,7 @@ function commitFieldsOf(o: EncodeOptionsV3, indexStart: number) {
 export function encodeV3(entries: readonly XpwcEntryV3[], options: EncodeOptionsV3): Uint8Array {
   const { indexStart } = options;
   if (indexStart < V3_HEADER_SIZE) {
-    throw invalid(`a v3 indexStart must be at least V3_HEADER_SIZE (${V3_HEADER_SIZE})`);
+    throw invalidArgument(`a v3 indexStart must be at least V3_HEADER_SIZE (${V3_HEADER_SIZE})`);
   }
   const identity = encodeUtf8(
     options.identity,

@@ -1,9 +1,10 @@
 // Entry points of the trailer codec: dispatch on the footer's version (v2 or v3).
 import { assertBytes, isSafeOffset, toFileSize } from './bytes.js';
 import { VERSION_2, VERSION_3 } from './constants.js';
-import { XpwcFormatError } from './errors.js';
+import { invalidArgument, XpwcFormatError } from './errors.js';
 import { parseFooter } from './footer.js';
 import { MAX_ENTRY_COUNT } from './limits.js';
+import { checkDecodeOptions } from './trailer-checks.js';
 import { decodeV2, encodeV2 } from './trailer-v2.js';
 import { decodeV3, type EncodeOptionsV3, encodeV3 } from './trailer-v3.js';
 import type { DecodeOptions, Trailer, XpwcEntryV2, XpwcEntryV3 } from './types.js';
@@ -32,16 +33,7 @@ export function decodeTrailer(
       `bytes is ${bytes.length} long, more than fileSize ${end}`,
     );
   }
-  if (options === null || typeof options !== 'object') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'options must be an object');
-  }
-  const { expectedIdentity, lenient } = options;
-  if (expectedIdentity !== undefined && typeof expectedIdentity !== 'string') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'expectedIdentity must be a string');
-  }
-  if (lenient !== undefined && typeof lenient !== 'boolean') {
-    throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'lenient must be a boolean');
-  }
+  const { expectedIdentity, lenient } = checkDecodeOptions(options);
   const footer = parseFooter(bytes, end);
   if (footer.version === VERSION_2) return decodeV2(bytes, end, footer, lenient === true);
   return decodeV3(bytes, end, footer, expectedIdentity);
@@ -54,10 +46,6 @@ export interface EncodeOptionsV2 {
 }
 
 export type EncodeOptions = EncodeOptionsV2 | EncodeOptionsV3;
-
-function invalid(message: string): XpwcFormatError {
-  return new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', message);
-}
 
 /**
  * Encodes a trailer (index, then for v3 the identity, then the footer), to be written at
@@ -76,12 +64,13 @@ export function encodeTrailer(
   entries: readonly (XpwcEntryV2 | XpwcEntryV3)[],
   options: EncodeOptions,
 ): Uint8Array {
-  if (options === null || typeof options !== 'object') throw invalid('options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('options must be an object');
   const version = options.version ?? VERSION_3;
   if (version !== VERSION_2 && version !== VERSION_3) {
-    throw invalid(`can only encode version 2 or 3, not ${String(version)}`);
+    throw invalidArgument(`can only encode version 2 or 3, not ${String(version)}`);
   }
-  if (!Array.isArray(entries)) throw invalid('entries must be an array');
+  if (!Array.isArray(entries)) throw invalidArgument('entries must be an array');
   if (entries.length > MAX_ENTRY_COUNT) {
     throw new XpwcFormatError(
       'ERR_XPWC_LIMIT',
@@ -89,7 +78,7 @@ export function encodeTrailer(
     );
   }
   if (!isSafeOffset(options.indexStart)) {
-    throw invalid('indexStart must be a non-negative safe integer');
+    throw invalidArgument('indexStart must be a non-negative safe integer');
   }
   if (version === VERSION_2) return encodeV2(entries as XpwcEntryV2[], options.indexStart);
   return encodeV3(entries as XpwcEntryV3[], options as EncodeOptionsV3);
