@@ -18,7 +18,7 @@ function started(storage?: HeapStorage): XNNWeightsCache {
 
 const code = (c: string) => expect.objectContaining({ code: c });
 
-describe('entry names (spec §2)', () => {
+describe('entry names (kernel name + bias name, as ExecuTorch)', () => {
   it('names an entry kernel name + bias name with no separator', () => {
     const cache = started();
     const w = cache.loadUnpackedData('weight');

@@ -23,7 +23,7 @@ function packToFloats(
 }
 
 describe('packF32GemmGoiW', () => {
-  it('packs the worked example of spec §5 (nc=3, kc=5, nr=2, kr=2, sr=2)', () => {
+  it('packs a worked example by hand (nc=3, kc=5, nr=2, kr=2, sr=2)', () => {
     // w_o[i] = 10·(o+1) + i, b_o = -(o+1): every value is distinct.
     const kernel = new Float32Array([10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 30, 31, 32, 33, 34]);
     const bias = new Float32Array([-1, -2, -3]);
@@ -43,7 +43,7 @@ describe('packF32GemmGoiW', () => {
     const bytes = new Uint8Array(packedSize(shape));
     new Float32Array(bytes.buffer).fill(7);
     packF32GemmGoiW(shape, new Float32Array([1, 2]), null, bytes);
-    // No bias: slots 0..1 are skipped, not zeroed (spec §5).
+    // No bias: slots 0..1 are skipped, not zeroed (XNNPACK relies on the zero-fill).
     expect([...new Float32Array(bytes.buffer)]).toEqual([7, 7, 1, 2]);
   });
 

@@ -1,7 +1,7 @@
 import { assertNonNegativeInteger, assertPositiveInteger, invalidArgument } from '../errors.js';
 import { recordPacking } from './packing-stats.js';
 
-/** Shape and tiling of one f32 GEMM weight packing (spec §5). */
+/** Shape and tiling of one f32 GEMM weight packing (XNNPACK's pack_f32_gemm_goi_w). */
 export interface GemmGoiShape {
   /** Groups (1 for fully connected). */
   readonly groups?: number;
@@ -82,7 +82,7 @@ export function packedSize(shape: GemmGoiShape): number {
 /**
  * XNNPACK's xnn_pack_f32_gemm_goi_w: packs kernel [g][nc][kc] (row-major) and an
  * optional bias [g][nc] into `out`, which must already be zero-filled: padding slots
- * are skipped, not written (spec §5).
+ * are skipped, not written (as in XNNPACK).
  */
 export function packF32GemmGoiW(
   shape: GemmGoiShape,

@@ -1,22 +1,10 @@
-/**
- * The full packing layout of a cache entry. Same fields, order and meaning as
- * @memlayer/cache-format's PackingLayout (all u32), which persists it in v3 entries.
- */
-export interface PackingLayout {
-  /** XNNPACK's operator-type enum value at the revision the seed was computed for. */
-  readonly operatorType: number;
-  readonly outputChannels: number;
-  readonly inputChannels: number;
-  readonly nr: number;
-  readonly kr: number;
-  readonly sr: number;
-  readonly extraBytes: number;
-  /** Bit set; LAYOUT_FLAG_TRANSPOSED when the weights were given [input][output]. */
-  readonly flags: number;
-}
+import type { PackingLayout } from '@memlayer/cache-format';
 
-/** Weights given transposed (XNN_FLAG_TRANSPOSE_WEIGHTS). */
-export const LAYOUT_FLAG_TRANSPOSED = 1;
+/**
+ * The full packing layout of a cache entry is cache-format's PackingLayout (persisted in v3
+ * entries): operator type, nc, kc, nr, kr, sr, extra bytes, flags.
+ */
+export { LAYOUT_FLAG_TRANSPOSED, type PackingLayout } from '@memlayer/cache-format';
 
 export function layoutsEqual(a: PackingLayout, b: PackingLayout): boolean {
   return (
