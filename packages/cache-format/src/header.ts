@@ -112,8 +112,9 @@ function checkSlotValues(slot: CommitSlot): string | undefined {
 
 /**
  * Decodes one commit slot. Never throws for bad content: a slot of all zero bytes is `empty`
- * (never written), a slot whose CRC or fields are wrong is `corrupt` (e.g. torn by a crash
- * while it was being written), with the reason as an `XpwcFormatError`.
+ * (never written), a slot whose CRC or fields are wrong is `corrupt`, with the reason as an
+ * `XpwcFormatError`. A slot has a 512-byte sector to itself and storage writes a sector whole
+ * or not at all, so corrupt means damaged (bit rot, a stray write), not an interrupted save.
  */
 export function decodeCommitSlot(bytes: Uint8Array, index: SlotIndex): SlotState {
   assertBytes(bytes, 'decodeCommitSlot: bytes');
