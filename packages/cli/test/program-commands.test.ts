@@ -75,6 +75,35 @@ describe('memlayer run', () => {
   });
 });
 
+describe('memlayer verify --program', () => {
+  test('re-hashes the weights against the digests recorded next to the cache', async () => {
+    const cache = join(dir, 'sources.xpwc');
+    expect((await memlayer(['run', programPath, '--cache', cache])).status).toBe(0);
+    const clean = await memlayer(['verify', cache, '--program', programPath, '--json']);
+    expect(clean.status, clean.stdout).toBe(0);
+    const report = JSON.parse(clean.stdout);
+    expect(report.sources.files).toMatchObject([{ status: 'ok', tensors: 8, mismatched: [] }]);
+    expect(report.sources.bytesHashed).toBeGreaterThan(64 * 64 * 4);
+    // A record that disagrees with the bytes of an unchanged file: entries must not be trusted.
+    const recordPath = `${cache}.sources.json`;
+    const record = readFileSync(recordPath, 'utf8');
+    const digest = /"([0-9a-f]{64})"/.exec(record)?.[1] as string;
+    writeFileSync(recordPath, record.replace(digest, '0'.repeat(64)));
+    const tampered = await memlayer(['verify', cache, '--program', programPath, '--json']);
+    expect(tampered.status).toBe(1);
+    const findings = JSON.parse(tampered.stdout).findings;
+    expect(findings.map((f: { code: string }) => f.code)).toEqual(['SOURCE_MISMATCH']);
+  });
+
+  test('a program that cannot be read is bad usage (exit 2)', async () => {
+    const cache = join(dir, 'any.xpwc');
+    writeFileSync(cache, v3File().bytes);
+    const result = await memlayer(['verify', cache, '--program', join(dir, 'nope.json')]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('nope.json');
+  });
+});
+
 describe('memlayer compact', () => {
   test('drops orphans, keeps live entries, and the result verifies', async () => {
     const path = join(dir, 'orphans.xpwc');

@@ -3,9 +3,10 @@ import { crc32cOf, XpwcFormatError } from '@memlayer/cache-format';
 import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
-import { boolFlag, type Command, type CommandContext } from '../command.js';
+import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, hex32 } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
+import { checkWeightSources } from '../source-findings.js';
 import { style } from '../style.js';
 import { loadReport, requirePath } from './inspect.js';
 
@@ -28,11 +29,17 @@ export const verifyCommand: Command = {
       type: 'boolean',
       description: 'also read every entry and check its data CRC32C (v3 files)',
     },
+    program: {
+      type: 'string',
+      value: '<program.json>',
+      description: 'also re-hash its weight files and check the digests recorded next to the cache',
+    },
     json: { type: 'boolean', description: 'print the findings as one JSON document' },
   },
   run(context) {
     const path = requirePath(context.positionals);
     const full = boolFlag(context, 'full');
+    const program = stringFlag(context, 'program');
     const findings: Finding[] = [];
     let report: ReturnType<typeof loadReport> | null = null;
     try {
@@ -82,6 +89,15 @@ export const verifyCommand: Command = {
       if (full && report.version === 3)
         checkedBytes = checkEntryCrcs(context, path, report.entries, findings);
     }
+    let sources: ReturnType<typeof checkWeightSources> | null = null;
+    if (program !== undefined) {
+      sources = checkWeightSources(
+        resolve(context.cwd, path),
+        resolve(context.cwd, program),
+        program,
+      );
+      findings.push(...sources.findings);
+    }
     const problems = findings.filter((finding) => finding.severity === 'problem');
     const result = {
       path,
@@ -89,6 +105,7 @@ export const verifyCommand: Command = {
       mode: full ? 'full' : 'index',
       entries: report?.entries.length ?? 0,
       checkedDataBytes: checkedBytes,
+      sources: sources && { files: sources.files, bytesHashed: sources.bytesHashed },
       findings,
     };
     if (boolFlag(context, 'json')) {
@@ -107,7 +124,7 @@ export const verifyCommand: Command = {
             color,
           );
       const detail = report
-        ? ` (${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'})`
+        ? ` (${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'}${sources ? `; ${sources.files.length} weight file${sources.files.length === 1 ? '' : 's'} re-hashed (${formatBytes(sources.bytesHashed)})` : ''})`
         : '';
       context.stdout(`${[...lines, summary + detail].join('\n')}\n`);
     }
