@@ -13,6 +13,7 @@ import {
   type WeightsCacheProvider,
   XNNWeightsCache,
 } from '../src/index.js';
+import { makeTempDir } from './file-helpers.js';
 import { PreloadedStorage } from './helpers.js';
 import { randomFloats, referenceMatmul } from './reference.js';
 
@@ -308,5 +309,41 @@ describe('unpacked data', () => {
     expect(op.cacheHit).toBe(true);
     expect(warm.counts.reads).toBe(0);
     expect(warm.counts.released).toEqual(['fc.weight', 'fc.bias']);
+  });
+});
+
+describe('identity through a real cache file', () => {
+  it('same names, colliding shape: miss and repack; the layout survives a reload', () => {
+    const { dir, cleanup } = makeTempDir();
+    try {
+      const path = `${dir}/model.xpwc`;
+      const first = new XNNWeightsCache({ path });
+      build(first, model(96, 32, 1), 96, 32);
+      first.close();
+
+      resetPackingStats();
+      const second = new XNNWeightsCache({ path });
+      const b = build(second, model(112, 48, 2), 112, 48);
+      expect(b.op.cacheHit).toBe(false);
+      expect(second.stats().layoutRejects).toBe(1);
+      expectReference(b.op, b.kernelData, b.biasData, 112, 48);
+      second.flush();
+      second.close();
+
+      resetPackingStats();
+      const third = new XNNWeightsCache({ path });
+      const c = build(third, model(112, 48, 2), 112, 48);
+      expect(c.op.cacheHit).toBe(true);
+      expect(packingStats().calls).toBe(0);
+      expect(third.getPackedDataMeta(NAME)?.layout).toMatchObject({
+        outputChannels: 112,
+        inputChannels: 48,
+        operatorType: 63,
+      });
+      expectReference(c.op, c.kernelData, c.biasData, 112, 48);
+      third.close();
+    } finally {
+      cleanup();
+    }
   });
 });

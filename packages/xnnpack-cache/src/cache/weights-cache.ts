@@ -181,6 +181,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       const stored = this.#slots.regionAt(meta.offset).bytes;
       if (size <= stored.byteLength && bytesEqual(packed, stored, size)) {
         meta.inCurrentRuntime = true;
+        meta.lastUsed = ++this.#tick;
         return meta.offset;
       }
       return NOT_FOUND;
