@@ -17,6 +17,7 @@ const MIN_FILE_BYTES = 10;
 
 interface Window extends WindowPlan {
   mapping: Mapping | null;
+  unmapPending: boolean;
   /** Views whose data currently points into this window. */
   readonly holders: Set<MappedTensorView>;
 }
@@ -181,13 +182,25 @@ export class SafetensorsFile {
     const known = this.#ensureKnown();
     const remembered = known.digests.get(info.name);
     if (remembered !== undefined) return remembered;
-    // Tensors over a window's size are hashed through several short-lived mappings.
     const hash = createHash('sha256');
+    if (info.byteLength > 0 && info.byteLength <= MAX_WINDOW_BYTES) {
+      // Through the tensor's window, kept mapped for the packing that usually follows.
+      this.#openFile();
+      const window = this.#mapWindow(info);
+      if (window.holders.size === 0) this.#unmapLater(window);
+      const mapping = window.mapping as Mapping;
+      hash.update(new Uint8Array(mapping.buffer, info.fileOffset - window.start, info.byteLength));
+      return this.#remember(known, info, hash.digest('hex'));
+    }
+    // Tensors over a window's size are hashed through several short-lived mappings.
     for (let at = 0; at < info.byteLength; at += MAX_WINDOW_BYTES) {
       const length = Math.min(MAX_WINDOW_BYTES, info.byteLength - at);
       this.#withBytes(info.fileOffset + at, length, (bytes) => hash.update(bytes));
     }
-    const hex = hash.digest('hex');
+    return this.#remember(known, info, hash.digest('hex'));
+  }
+
+  #remember(known: KnownFile, info: SafetensorsTensorInfo, hex: string): string {
     this.counters.add('tensorsHashed');
     this.counters.add('bytesHashed', info.byteLength);
     if (!this.#hashed) {
@@ -222,10 +235,23 @@ export class SafetensorsFile {
     const index = this.#windowOf?.get(view.name);
     const window = index === undefined ? undefined : this.#windows?.[index];
     if (window === undefined || !window.holders.delete(view)) return;
-    if (window.holders.size === 0) {
-      window.mapping?.close();
+    if (window.holders.size === 0) this.#unmapLater(window);
+  }
+
+  /**
+   * Unmaps a window once the current synchronous work is over, unless a view took it again:
+   * a build releases each layer's view right after packing it, and the next layer's tensor
+   * is usually in the same window (mapping it again per layer costs a map and GC pressure).
+   */
+  #unmapLater(window: Window): void {
+    if (window.unmapPending) return;
+    window.unmapPending = true;
+    setImmediate(() => {
+      window.unmapPending = false;
+      if (window.holders.size > 0 || window.mapping === null) return;
+      window.mapping.close();
       window.mapping = null;
-    }
+    }).unref();
   }
 
   /** Bytes of the windows mapped right now. */
@@ -335,7 +361,12 @@ export class SafetensorsFile {
   #mapWindow(info: SafetensorsTensorInfo): Window {
     if (this.#windows === null) {
       const plan = planWindows(this.#ensureKnown().tensors);
-      this.#windows = plan.windows.map((w) => ({ ...w, mapping: null, holders: new Set() }));
+      this.#windows = plan.windows.map((w) => ({
+        ...w,
+        mapping: null,
+        unmapPending: false,
+        holders: new Set(),
+      }));
       this.#windowOf = plan.windowOf;
     }
     const window = this.#windows[this.#windowOf?.get(info.name) ?? -1];
