@@ -11,7 +11,7 @@ export type {
   Residency,
   SyncMode,
 } from './backend.js';
-export { addonCandidates, BUILD_COMMAND } from './backends/posix/addon.js';
+export { addonCandidates, BUILD_COMMAND, REBUILD_COMMANDS } from './backends/posix/addon.js';
 export {
   MMAP_ERROR_CODES,
   MmapError,
@@ -29,7 +29,12 @@ export {
 } from './mapped-file.js';
 export { Mapping, type ResidencyOptions } from './mapping.js';
 export { pageSize } from './page-size.js';
-export { BACKEND_ENV, type BackendChoice, getBackend } from './select-backend.js';
+export {
+  BACKEND_ENV,
+  type BackendChoice,
+  getBackend,
+  HEAP_FALLBACK_WARNING,
+} from './select-backend.js';
 export {
   type MappingMemoryStats,
   mappingMemoryStats,

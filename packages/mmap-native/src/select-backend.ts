@@ -2,8 +2,9 @@
 // (posix on Linux/macOS when the addon loads and external ArrayBuffers are allowed).
 import type { Backend, BackendName } from './backend.js';
 import { createHeapBackend } from './backends/heap/index.js';
-import { loadAddon, tryLoadAddon } from './backends/posix/addon.js';
+import { loadAddon, REBUILD_COMMANDS, tryLoadAddon } from './backends/posix/addon.js';
 import { createPosixBackend } from './backends/posix/index.js';
+import { platformLabel } from './backends/posix/prebuilds.js';
 import { MmapError } from './errors.js';
 import { expectOneOf } from './validate.js';
 
@@ -46,11 +47,36 @@ function posixBackend(): Backend {
   return posix;
 }
 
+/** process.emitWarning code of the one-time "no addon, using the heap backend" warning. */
+export const HEAP_FALLBACK_WARNING = 'MEMLAYER_MMAP_HEAP_FALLBACK';
+let warned = false;
+
+// Once per process: the heap backend works, but copies instead of mapping, which a user
+// who installed this package for real mmap should hear about.
+function warnHeapFallback(): void {
+  if (warned) return;
+  warned = true;
+  process.emitWarning(
+    `@memlayer/mmap-native: the native addon is not built and no prebuild fits ` +
+      `${platformLabel()}, so the heap backend is used (mappings are ` +
+      `copies in memory). Build the addon with \`${REBUILD_COMMANDS.npm}\` (pnpm: ` +
+      `${REBUILD_COMMANDS.pnpm}), or choose { backend: 'heap' } / ${BACKEND_ENV}=heap to ` +
+      'silence this.',
+    { code: HEAP_FALLBACK_WARNING },
+  );
+}
+
 function automatic(): Backend {
   if (process.platform === 'win32') return heapBackend();
-  // Missing addon → heap; an addon that exists but fails to load is rethrown.
+  // Missing addon → heap, with a warning; an addon that exists but fails to load is
+  // rethrown. Runtimes that forbid external buffers (Electron) get the heap silently:
+  // nothing the user can build changes that.
   const addon = tryLoadAddon();
-  if (addon === null || !addon.supported || !addon.externalBuffersAllowed()) return heapBackend();
+  if (addon === null) {
+    warnHeapFallback();
+    return heapBackend();
+  }
+  if (!addon.supported || !addon.externalBuffersAllowed()) return heapBackend();
   return posixBackend();
 }
 

@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
-import { BUILD_COMMAND } from '../src/index.js';
+import { BUILD_COMMAND, HEAP_FALLBACK_WARNING } from '../src/index.js';
 import { lastJson, makeTempDir, nodeArgs, packageDir, runChild } from './helpers.js';
 
 interface Probe {
@@ -12,6 +12,7 @@ interface Probe {
   isMmapError?: boolean;
   code?: string;
   message?: string;
+  warnings?: string[];
 }
 
 function copyPackage(into: string): string {
@@ -29,12 +30,13 @@ function copyPackage(into: string): string {
   return root;
 }
 
-async function probe(root: string, choice: string, dir: string): Promise<Probe> {
+async function probe(root: string, choice: string, dir: string, opens = 1): Promise<Probe> {
   // cwd stays in this package so `--import tsx` resolves.
   const result = await runChild(process.execPath, [
     ...nodeArgs(join(root, 'test', 'fixtures', 'loader-probe.ts')),
     choice,
     dir,
+    String(opens),
   ]);
   expect(result.code).toBe(0);
   return lastJson<Probe>(result);
@@ -56,11 +58,39 @@ describe('addon loader', () => {
     const forced = await probe(root, 'posix', dir);
     expect(forced.isMmapError).toBe(true);
     expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
-    expect(forced.message).toContain(`Run \`${BUILD_COMMAND}\``);
+    expect(forced.message).toContain(`run \`${BUILD_COMMAND}\``);
+    expect(forced.message).toContain('`npm rebuild @memlayer/mmap-native`');
+    expect(forced.message).toContain('pnpm rebuild @memlayer/mmap-native');
     expect(BUILD_COMMAND).toBe('pnpm --filter @memlayer/mmap-native build:addon');
-    // Automatic selection falls back to the heap backend, which works.
-    expect(await probe(root, 'auto', dir)).toEqual({ backend: 'heap' });
+    expect(forced.warnings).toEqual([]);
+    // Automatic selection falls back to the heap backend, which works, and says so once.
+    expect(await probe(root, 'auto', dir, 3)).toEqual({
+      backend: 'heap',
+      warnings: [HEAP_FALLBACK_WARNING],
+    });
+    // Asking for the heap backend is not a fallback: no warning.
+    expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
   });
+
+  it.runIf(process.platform === 'linux')(
+    'loads a prebuild shipped in prebuilds/<platform>-<arch>, only with the right libc',
+    async () => {
+      const root = copyPackage(join(dir, 'prebuilt'));
+      const folder = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+      mkdirSync(folder, { recursive: true });
+      const built = join(packageDir, 'build', 'Release', 'mmap_native.node');
+      // A musl build is not loaded on glibc (nor anything that is not a Node-API build).
+      cpSync(built, join(folder, 'node.napi.musl.node'));
+      cpSync(built, join(folder, 'node.abi115.glibc.node'));
+      expect(await probe(root, 'auto', dir)).toEqual({
+        backend: 'heap',
+        warnings: [HEAP_FALLBACK_WARNING],
+      });
+      cpSync(built, join(folder, 'node.napi.glibc.node'));
+      expect(await probe(root, 'auto', dir)).toEqual({ backend: 'posix', warnings: [] });
+      expect(await probe(root, 'posix', dir)).toEqual({ backend: 'posix', warnings: [] });
+    },
+  );
 
   it('rethrows other load errors instead of hiding them', async () => {
     const root = copyPackage(join(dir, 'broken'));
@@ -72,6 +102,6 @@ describe('addon loader', () => {
       expect(result.code).toBe('ERR_DLOPEN_FAILED');
     }
     // The heap backend still works: it only borrows flock from the addon.
-    expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap' });
+    expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
   });
 });

@@ -1,10 +1,13 @@
-// Loader for build/Release/mmap_native.node. "Not built" becomes an error that says what
-// to run; every other load failure (ABI mismatch, broken binary) is rethrown as is.
+// Loader of the addon: a local build (build/Release, build/Debug) first, so a source build
+// always wins, then the prebuild shipped in the package. "Found nowhere" becomes an error
+// that says what to run; every other load failure (broken binary, missing symbol) is
+// rethrown as is.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MmapError } from '../../errors.js';
+import { findPrebuild, platformLabel, prebuildFolder } from './prebuilds.js';
 
 /** The native File object (src/native/objects/file.cc). */
 export interface NativeFile {
@@ -58,7 +61,13 @@ export interface NativeAddon {
   externalBuffersAllowed(): boolean;
 }
 
+/** Rebuilds the addon inside this repository. */
 export const BUILD_COMMAND = 'pnpm --filter @memlayer/mmap-native build:addon';
+/** Rebuilds the addon of an installed package (npm; pnpm also needs the build approved). */
+export const REBUILD_COMMANDS = {
+  npm: 'npm rebuild @memlayer/mmap-native',
+  pnpm: 'pnpm approve-builds (or allowBuilds in pnpm-workspace.yaml), then pnpm rebuild @memlayer/mmap-native',
+} as const;
 const PACKAGE_NAME = '@memlayer/mmap-native';
 
 // Works from src/ (tests, tsx) and from dist/ alike: walk up to our own package.json.
@@ -79,10 +88,24 @@ function packageRoot(): string {
   }
 }
 
-/** Where the addon is looked for, in order (Debug only for MEMLAYER_ADDON_DEBUG=1 builds). */
+/**
+ * Where the addon is looked for, in order: local builds (Debug only exists for
+ * MEMLAYER_ADDON_DEBUG=1 builds), then the prebuild folder of this platform.
+ */
 export function addonCandidates(): string[] {
   const root = packageRoot();
-  return ['Release', 'Debug'].map((type) => join(root, 'build', type, 'mmap_native.node'));
+  return [
+    ...['Release', 'Debug'].map((type) => join(root, 'build', type, 'mmap_native.node')),
+    findPrebuild(root) ?? prebuildFolder(root),
+  ];
+}
+
+function findAddon(): string | undefined {
+  const root = packageRoot();
+  const local = ['Release', 'Debug']
+    .map((type) => join(root, 'build', type, 'mmap_native.node'))
+    .find((candidate) => existsSync(candidate));
+  return local ?? findPrebuild(root) ?? undefined;
 }
 
 let cached: NativeAddon | null | undefined;
@@ -90,7 +113,7 @@ let cached: NativeAddon | null | undefined;
 /** The addon, or null when it was never built. Any other load error is thrown. */
 export function tryLoadAddon(): NativeAddon | null {
   if (cached !== undefined) return cached;
-  const path = addonCandidates().find((candidate) => existsSync(candidate));
+  const path = findAddon();
   if (path === undefined) {
     cached = null;
     return null;
@@ -111,9 +134,11 @@ export function loadAddon(): NativeAddon {
   const addon = tryLoadAddon();
   if (addon !== null) return addon;
   throw new MmapError(
-    `The mmap-native addon is not built (looked for ${addonCandidates().join(', ')}). ` +
-      `Run \`${BUILD_COMMAND}\` (needs python3, make and a C++ compiler), ` +
-      "or use the heap backend: { backend: 'heap' } or MEMLAYER_MMAP_BACKEND=heap.",
+    `The mmap-native addon is not built and no prebuild fits ${platformLabel()} ` +
+      `(looked for ${addonCandidates().join(', ')}). Build it (needs python3, make and a C++ ` +
+      `compiler) with \`${REBUILD_COMMANDS.npm}\`, with pnpm: ${REBUILD_COMMANDS.pnpm}; ` +
+      `inside the memlayer repository run \`${BUILD_COMMAND}\`. ` +
+      "Or use the heap backend: { backend: 'heap' } or MEMLAYER_MMAP_BACKEND=heap.",
     { code: 'ERR_MMAP_ADDON_NOT_BUILT' },
   );
 }
