@@ -1,4 +1,4 @@
-// File-backed persistence figures (spec §3, §4): cold vs warm init, warm init against bytes
+// File-backed persistence figures: cold vs warm init, warm init against bytes
 // and entry count, dirty memory after finalize, and PSS of processes sharing one cache.
 // Prints numbers; asserts nothing. Every measured run is a fresh child process.
 // Run: pnpm --filter @memlayer/xnnpack-cache bench:persistence [-- --quick]

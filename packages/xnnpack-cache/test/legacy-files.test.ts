@@ -20,7 +20,7 @@ const SPEC: ModelSpec = { layers: range(0, 3), inputChannels: 40, outputChannels
 const PAGE = 4096;
 
 /**
- * An ExecuTorch cache file built byte by byte from the v2 table (xpwc-format.md), not with
+ * An ExecuTorch cache file built byte by byte from the v2 table (ExecuTorch's XNNWeightsCache save code), not with
  * the encoder: packed regions at page-aligned offsets from 0, then the entries, then the
  * 20-byte footer. `version: 1` writes the older layout without seeds.
  */

@@ -35,11 +35,13 @@ export interface CacheFileOptions {
 const FD_FOLDER = '/proc/self/fd';
 
 /**
- * One open cache file: a plain descriptor (opened without blocking, symlink policy applied,
- * checked to be a regular file) for bounded reads, appends, fstat and fdatasync, plus a
- * MappedFile of the same inode for maps, growth and flock. `isReplaced()` tells when
- * compaction or a rebuild renamed another file over the path, so a writer moves to the new
- * file instead of appending to an unlinked one.
+ * One open cache file. A plain descriptor, opened without blocking with the symlink policy
+ * applied and checked to be a regular file, serves reads, appends, fstat, fdatasync and the
+ * ftruncate that cuts this process's own unused chunk tail (mmap-native never shrinks a
+ * file). A MappedFile reopened through /proc/self/fd (so it is the same inode) serves maps,
+ * growth and flock with a bounded wait. `isReplaced()` tells when compaction or a rebuild
+ * renamed another file over the path, so a writer moves to the new file instead of
+ * appending to an unlinked one.
  */
 export class CacheFile {
   readonly path: string;
@@ -173,20 +175,15 @@ export class CacheFile {
   }
 
   #acquire(kind: LockKind, timeoutMs: number): void {
-    if (this.mapped.tryLock(kind)) return;
-    const deadline = performance.now() + timeoutMs;
-    let pause = 1;
-    for (;;) {
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        throw new StorageFallback(
-          'lock-busy',
-          `Another process held the lock of ${this.path} for more than ${timeoutMs} ms`,
-        );
-      }
-      sleepSync(Math.min(pause, left));
-      pause = Math.min(pause * 2, 20);
-      if (this.mapped.tryLock(kind)) return;
+    try {
+      this.mapped.lock(kind, { timeoutMs });
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ERR_MMAP_LOCK_TIMEOUT') throw error;
+      throw new StorageFallback(
+        'lock-busy',
+        `Another process held the lock of ${this.path} for more than ${timeoutMs} ms`,
+        { cause: error },
+      );
     }
   }
 
@@ -196,10 +193,4 @@ export class CacheFile {
     this.mapped.close();
     closeSync(this.#fd);
   }
-}
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-function sleepSync(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, Math.max(1, Math.ceil(ms)));
 }

@@ -3,7 +3,7 @@ import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from '../packing/fingerprint.js';
 import { PACKAGE_VERSION } from '../version.js';
 
 /**
- * Default cache identity (spec §4.5): packer library and version, packer fingerprint,
+ * Default cache identity: packer library and version, packer fingerprint,
  * allocation alignment and byte order. Tiling per operator is in each entry's seed; a
  * change of the packing algorithm changes the fingerprint and so the identity.
  */

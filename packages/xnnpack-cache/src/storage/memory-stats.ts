@@ -1,7 +1,7 @@
 import { type Mapping, mappingMemoryStats, readSmapsTable } from '@memlayer/mmap-native';
 
 /**
- * Resident memory of a cache's file mappings (spec §4.7), summed from /proc/self/smaps:
+ * Resident memory of a cache's file mappings, summed from /proc/self/smaps:
  * after finalize, packed weights should be clean file-backed pages (droppable, shared)
  * rather than private dirty memory. `available` is false where smaps does not exist
  * (not Linux, or the heap backend of mmap-native), and the byte figures are then 0.
