@@ -1,8 +1,18 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { encodeSafetensors, ModuleLoaderError, SafetensorsFile } from '../src/index.js';
+import {
+  BackendRegistry,
+  encodeSafetensors,
+  HeapWeightsCacheSource,
+  Module,
+  ModuleLoaderError,
+  SafetensorsFile,
+  XnnpackBackend,
+} from '../src/index.js';
+import { writeLinearProgram } from './weights-programs.js';
 
 let dir: string;
 beforeAll(() => {
@@ -89,5 +99,50 @@ describe('SafetensorsFile', () => {
     expect(error).toBeInstanceOf(ModuleLoaderError);
     expect((error as ModuleLoaderError).code).toBe('ERR_PROGRAM_IO');
     expect((error as ModuleLoaderError).file).toBe(missing);
+  });
+});
+
+describe('content keys and changed files', () => {
+  test('F32 keys are the SHA-256 of the stored bytes; F16 and BF16 of the same bytes differ', () => {
+    const bytes = [0x00, 0x3c, 0x00, 0xc0];
+    const path = writeRaw(
+      'keys.safetensors',
+      {
+        f: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
+        h: { dtype: 'F16', shape: [2], data_offsets: [4, 8] },
+        b: { dtype: 'BF16', shape: [2], data_offsets: [8, 12] },
+      },
+      [...bytes, ...bytes, ...bytes],
+    );
+    const file = SafetensorsFile.open(path);
+    const digest = createHash('sha256').update(Uint8Array.from(bytes)).digest('hex');
+    expect(file.contentKey('f')).toBe(digest);
+    expect(file.contentKey('h')).toBe(`${digest}.f16`);
+    expect(file.contentKey('b')).toBe(`${digest}.bf16`);
+    file.close();
+  });
+
+  test('a file rewritten after the program was loaded is ERR_WEIGHTS_CHANGED when a layer needs it', () => {
+    const program = writeLinearProgram(join(dir, 'changed'), [
+      { weight: 'w', out: 4, in: 4, seed: 1 },
+    ]);
+    const weights = join(dir, 'changed', 'weights-0.safetensors');
+    const module = new Module(program, {
+      registry: new BackendRegistry().register(
+        new XnnpackBackend({ caches: new HeapWeightsCacheSource() }),
+      ),
+    });
+    module.load();
+    const bytes = readFileSync(weights);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
+    writeFileSync(weights, bytes);
+    let code: unknown;
+    try {
+      module.loadMethod('forward');
+    } catch (error) {
+      code = (error as ModuleLoaderError).code;
+    }
+    expect(code).toBe('ERR_WEIGHTS_CHANGED');
+    module.dispose();
   });
 });
