@@ -18,7 +18,12 @@ export {
   type MmapErrorCode,
   type MmapErrorDetails,
 } from './errors.js';
-export { liveMappingCount, MAX_MAP_COUNT_PATH, readMaxMapCount } from './map-count.js';
+export {
+  liveMappingCount,
+  MAP_COUNT_HEADROOM,
+  MAX_MAP_COUNT_PATH,
+  readMaxMapCount,
+} from './map-count.js';
 export {
   type GrowOptions,
   type LockOptions,
