@@ -1,8 +1,11 @@
+import { constants } from 'node:os';
 import { main } from './main.js';
 import { removeAllTempPaths } from './temp-paths.js';
 
 /** How long an interrupted command may take to stop its children and remove its files. */
 const UNWIND_MS = 2000;
+/** How long the process listens for a signal that arrived while the command ran synchronously. */
+const SIGNAL_POLL_MS = 10;
 
 /**
  * The `memlayer` executable: main() on the real process, plus what only a process has.
@@ -33,12 +36,19 @@ export async function runFromProcess(argv = process.argv.slice(2)): Promise<void
     void Promise.race([running.catch(() => 0), unwound]).then(() => {
       removeAllTempPaths();
       process.kill(process.pid, signal);
+      // Still here: the signal is ignored in this process (a shell's background job inherits
+      // SIGINT ignored). Exit with the status a shell gives a process killed by it.
+      process.exit(128 + (constants.signals[signal] ?? 0));
     });
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   running = main(argv, { signal: controller.signal });
   const code = await running;
+  // A signal that arrived during a synchronous step is delivered once the event loop polls
+  // again (a setImmediate turn was not enough in practice; a short timer is): wait for it, so
+  // Ctrl-C is never swallowed by a command that went on to finish.
+  await new Promise((resolve) => setTimeout(resolve, SIGNAL_POLL_MS));
   if (!controller.signal.aborted) {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
