@@ -1,7 +1,8 @@
 // The addon's scenarios as a plain Node script (no test runner, no TypeScript loader), so
 // valgrind sees only Node and mmap_native.node. Used by scripts/valgrind.sh.
 // Usage: node --expose-gc scripts/valgrind-scenarios.mjs [rounds]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -80,6 +81,32 @@ function scenarios(round) {
   file.lock(0, false);
   other.lock(1, false);
   other.close();
+
+  // positional I/O (pread/pwrite loops), fstat, the live mapping count
+  const data = Uint8Array.from({ length: 3 * page + 5 }, (_, i) => i & 0xff);
+  file.write(data, 2 ** 32 + 7);
+  const back = new Uint8Array(data.length + 9);
+  if (file.readInto(back, 2 ** 32 + 7) !== back.length) failures.push('short pread');
+  if (file.readInto(back, 2 ** 32 + 4 * page - 3) !== 3) failures.push('pread past EOF');
+  file.readInto(new Uint8Array(0), 0);
+  void file.stat();
+  void addon.liveMappings();
+  expectCode('TypeError', () => file.readInto(new Uint16Array(2), 0));
+  expectCode('TypeError', () => file.write('bytes', 0));
+  expectCode('EFBIG', () => file.write(new Uint8Array(2), 2n ** 63n - 1n));
+
+  // opens that are refused: not a regular file, O_NOFOLLOW on a symlink, a NUL byte
+  const fifo = join(dir, `fifo-${round}`);
+  execFileSync('mkfifo', [fifo]);
+  expectCode('ERR_MMAP_NOT_REGULAR_FILE', () => new addon.File(fifo, 0, 0, true));
+  const sub = join(dir, `dir-${round}`);
+  mkdirSync(sub);
+  expectCode('ERR_MMAP_NOT_REGULAR_FILE', () => new addon.File(sub, 0, 0, true));
+  const link = join(dir, `link-${round}`);
+  symlinkSync(path, link);
+  expectCode('ELOOP', () => new addon.File(link, 0, 0, false));
+  new addon.File(link, 0, 0, true).close();
+  expectCode('TypeError', () => new addon.File(`${path}\0x`, 0, 0, true));
 
   file.sync(false);
   file.sync(true);
