@@ -59,34 +59,45 @@ function truncate(text: string, chars: number): string {
   return chars <= 1 ? '…' : `${text.slice(0, chars - 1)}…`;
 }
 
+/** Kinds whose minimum width always applies: a file has only a few of them. */
+const ALWAYS_VISIBLE = new Set<SegmentKind>(['header', 'trailer', 'old-trailer', 'dead-tail']);
+
 /**
  * Widths in pixels: proportional to bytes, except that no segment is narrower than its
- * kind's minimum; the others shrink to make room, so the bar keeps its total width.
+ * kind's minimum; the others shrink to make room, so the bar keeps its total width. With
+ * many small entries their minimums would not fit: then only the few always-visible kinds
+ * keep theirs.
  */
 function segmentWidths(segments: Segment[]): number[] {
-  const minimum = segments.map((segment) => MIN_WIDTH[segment.kind]);
+  const all = segments.map((segment) => MIN_WIDTH[segment.kind]);
+  const few = segments.map((segment) =>
+    ALWAYS_VISIBLE.has(segment.kind) ? MIN_WIDTH[segment.kind] : 0,
+  );
+  const total = (minimum: number[]) => minimum.reduce((sum, px) => sum + px, 0);
+  const minimum =
+    total(all) <= BAR_WIDTH / 3 ? all : total(few) <= BAR_WIDTH / 3 ? few : segments.map(() => 0);
+  // Widen what is too small, shrink the rest; repeat while that makes more segments too small.
   let widened = new Set<number>();
-  for (let pass = 0; pass < 4; pass++) {
-    const fixedPx = [...widened].reduce((sum, i) => sum + (minimum[i] as number), 0);
+  const scaleFor = (fixed: Set<number>) => {
+    const fixedPx = [...fixed].reduce((sum, i) => sum + (minimum[i] as number), 0);
     const freeBytes = segments.reduce(
-      (sum, segment, i) => (widened.has(i) ? sum : sum + segment.end - segment.start),
+      (sum, segment, i) => (fixed.has(i) ? sum : sum + segment.end - segment.start),
       0,
     );
-    const scale = (BAR_WIDTH - fixedPx) / Math.max(freeBytes, 1);
+    return (BAR_WIDTH - fixedPx) / Math.max(freeBytes, 1);
+  };
+  for (let pass = 0; pass < 8; pass++) {
+    const scale = scaleFor(widened);
     const next = new Set(
       segments.flatMap((segment, i) =>
         (segment.end - segment.start) * scale < (minimum[i] as number) ? [i] : [],
       ),
     );
+    for (const i of widened) next.add(i);
     if (next.size === widened.size) break;
     widened = next;
   }
-  const fixedPx = [...widened].reduce((sum, i) => sum + (minimum[i] as number), 0);
-  const freeBytes = segments.reduce(
-    (sum, segment, i) => (widened.has(i) ? sum : sum + segment.end - segment.start),
-    0,
-  );
-  const scale = (BAR_WIDTH - fixedPx) / Math.max(freeBytes, 1);
+  const scale = scaleFor(widened);
   return segments.map((segment, i) =>
     widened.has(i) ? (minimum[i] as number) : (segment.end - segment.start) * scale,
   );
@@ -189,7 +200,7 @@ export function renderLayoutSvg(report: CacheReport, title: string): string {
     const shown = displayEntryName(segment.label);
     const hoverName = shown.startsWith('hex:') ? shown : segment.label;
     const hover = `${hoverName}: bytes [${segment.start}, ${segment.end}) = ${formatBytes(segment.end - segment.start)}`;
-    return `  <rect x="${(xs[i] as number).toFixed(2)}" y="${BAR_Y}" width="${(widths[i] as number).toFixed(2)}" height="${BAR_HEIGHT}" fill="${FILL[segment.kind]}" stroke="#fff" stroke-width="0.5"><title>${escapeXml(hover)}</title></rect>`;
+    return `  <rect x="${(xs[i] as number).toFixed(2)}" y="${BAR_Y}" width="${(widths[i] as number).toFixed(2)}" height="${BAR_HEIGHT}" fill="${FILL[segment.kind]}"${(widths[i] as number) >= 6 ? ' stroke="#fff" stroke-width="0.5"' : ''}><title>${escapeXml(hover)}</title></rect>`;
   });
   const axisY = BAR_Y + BAR_HEIGHT;
   const ticks = axisTicks(fileSize).map((byte, index, all) => {
@@ -243,7 +254,7 @@ export function renderLayoutSvg(report: CacheReport, title: string): string {
       (widths[i] as number) >
       ((segment.end - segment.start) / Math.max(fileSize, 1)) * BAR_WIDTH + 0.5,
   )
-    ? `  <text x="${LEFT}" y="${legendY + Math.ceil(kinds.length / 2) * 20 + 4}" font-size="11" fill="#555">Regions too small to see are drawn ${MIN_WIDTH.header} px wide (header, trailer) or ${MIN_WIDTH.live} px (entries, orphans); the axis follows the drawing.</text>`
+    ? `  <text x="${LEFT}" y="${legendY + Math.ceil(kinds.length / 2) * 20 + 4}" font-size="11" fill="#555">Regions too small to see are drawn wider (the header and trailers at least ${MIN_WIDTH.header} px); the axis follows the drawing.</text>`
     : '';
   const height = legendY + Math.ceil(kinds.length / 2) * 20 + (widenedNote ? 22 : 6);
   const subtitle = `v${report.version}${report.generation === null ? '' : `, generation ${report.generation}`} · ${report.entries.length} entr${report.entries.length === 1 ? 'y' : 'ies'} · ${formatBytes(fileSize)} (${fileSize} bytes)`;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { memlayer, tempDir, v2FileByHand, v3File } from './helpers.js';
+import { memlayer, tempDir, v2FileByHand, v3File, v3ManyEntries } from './helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -86,6 +86,24 @@ describe('memlayer inspect', () => {
       text,
     )?.[1];
     expect(Number(trailerWidth)).toBeGreaterThanOrEqual(14);
+  });
+
+  test('--svg with more regions than pixels keeps the bar at its width, header and trailer visible', async () => {
+    const path = join(dir, 'many.bin');
+    writeFileSync(path, v3ManyEntries(600));
+    const svg = join(dir, 'many.svg');
+    expect((await memlayer(['inspect', path, '--svg', svg])).status).toBe(0);
+    const text = readFileSync(svg, 'utf8');
+    const rects = [
+      ...text.matchAll(/<rect x="([\d.]+)" y="104" width="([\d.]+)"[^>]*><title>([^:]*):/g),
+    ];
+    expect(rects.length).toBe(1 + 600 * 2 + 1);
+    const widths = rects.map((m) => Number(m[2]));
+    expect(Math.abs(widths.reduce((a, b) => a + b, 0) - 960)).toBeLessThan(1);
+    expect(Math.min(...widths)).toBeGreaterThan(0);
+    const widthOf = (label: string) => Number(rects.find((m) => m[3] === label)?.[2]);
+    expect(widthOf('header')).toBeGreaterThanOrEqual(14);
+    expect(widthOf('trailer')).toBeGreaterThanOrEqual(14);
   });
 
   test('--svg does not write into a folder that does not exist, and leaves no temp file', async () => {

@@ -233,3 +233,23 @@ export function v3TwoCommits(): { bytes: Uint8Array; lastIndexStart: number } {
   file.set(encodeCommitSlot(commitSlotForTrailer(second), 1), COMMIT_SLOT_OFFSETS[1] as number);
   return { bytes: file, lastIndexStart };
 }
+
+/** A v3 file with `count` small entries, one per page: more regions than the picture has pixels. */
+export function v3ManyEntries(count: number): Uint8Array {
+  const page = 4096;
+  const entries = Array.from({ length: count }, (_, i) => ({
+    name: `e${i}`,
+    fileOffset: page * (1 + i),
+    dataSize: 1000 + (i % 7) * 400,
+    seed: i,
+    fingerprint: 1,
+    crc32c: 0,
+  }));
+  const indexStart = page * (count + 1);
+  const trailer = encodeTrailer(entries, { indexStart, identity: 'many', generation: 1 });
+  const file = new Uint8Array(indexStart + trailer.length);
+  file.set(encodeHeader({ pageSize: page }), 0);
+  file.set(trailer, indexStart);
+  file.set(encodeCommitSlot(commitSlotForTrailer(trailer), 0), COMMIT_SLOT_OFFSETS[0] as number);
+  return file;
+}
