@@ -85,5 +85,7 @@ export function explainMapFailure(
  * close() stays counted until the garbage collector finalizes it.
  */
 export function liveMappingCount(): number {
-  return (loadedAddon()?.liveMappings() ?? 0) + liveHeapMappings();
+  // The Windows build of the addon is a stub without mappings (and without the call).
+  const addon = loadedAddon();
+  return (addon?.supported ? addon.liveMappings() : 0) + liveHeapMappings();
 }
