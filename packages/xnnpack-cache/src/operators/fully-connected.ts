@@ -1,6 +1,11 @@
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
-import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
+import {
+  assertNonNegativeInteger,
+  assertPositiveInteger,
+  invalidArgument,
+  WeightsCacheError,
+} from '../errors.js';
 import type { TensorView } from '../named-data-map.js';
 import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from '../packing/fingerprint.js';
 import { type FullyConnectedPlan, fullyConnectedPlan } from '../packing/fully-connected-plan.js';
@@ -87,7 +92,7 @@ function dataOf(source: WeightsSource, elements: number, what: string): Float32A
 
 function operatorTypeFor(options: FullyConnectedOptions): number {
   if (options.operatorType !== undefined) {
-    assertPositiveInteger(options.operatorType, 'operatorType');
+    assertNonNegativeInteger(options.operatorType, 'operatorType');
     return options.operatorType;
   }
   const revision =

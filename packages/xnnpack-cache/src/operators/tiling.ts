@@ -8,16 +8,16 @@ export interface GemmTiling {
 }
 
 /** Tilings of common XNNPACK f32 GEMM ukernels. */
-export const GEMM_TILINGS = {
+export const GEMM_TILINGS = Object.freeze({
   /** 1x8 / 4x8 SIMD kernels (the default). */
-  nr8kr1sr1: { nr: 8, kr: 1, sr: 1 },
+  nr8kr1sr1: Object.freeze({ nr: 8, kr: 1, sr: 1 }),
   /** 4x4c2s2-style shuffled kernels. */
-  nr4kr2sr2: { nr: 4, kr: 2, sr: 2 },
+  nr4kr2sr2: Object.freeze({ nr: 4, kr: 2, sr: 2 }),
   /** 16-wide kernels with 4-element input chunks. */
-  nr16kr4sr1: { nr: 16, kr: 4, sr: 1 },
+  nr16kr4sr1: Object.freeze({ nr: 16, kr: 4, sr: 1 }),
   /** 8x8s4 shuffled kernels. */
-  nr8kr1sr4: { nr: 8, kr: 1, sr: 4 },
-} as const satisfies Record<string, GemmTiling>;
+  nr8kr1sr4: Object.freeze({ nr: 8, kr: 1, sr: 4 }),
+} as const) satisfies Record<string, GemmTiling>;
 
 export const DEFAULT_GEMM_TILING: GemmTiling = GEMM_TILINGS.nr8kr1sr1;
 
