@@ -50,17 +50,17 @@ export class IndexWriter {
   }
 
   /**
-   * Writes back every region written since the last call. On Linux one fdatasync per file
-   * covers its mapped pages too (one page cache); elsewhere each chunk is msync'ed.
+   * Writes back every carved region. On Linux one fdatasync per file covers its mapped
+   * pages too (one page cache); elsewhere, and on mmap-native's heap backend, each chunk
+   * is msync'ed.
    */
   syncData(): void {
     const files = new Set<CacheFile>();
-    for (const chunk of this.#parts.allocator.dirtyChunks()) {
+    for (const chunk of this.#parts.allocator.chunks()) {
       if (process.platform === 'linux' && chunk.mapping.backend === 'posix') files.add(chunk.file);
       else chunk.mapping.sync();
     }
     for (const file of files) file.datasync();
-    this.#parts.allocator.markClean();
   }
 
   save(entries: readonly StoredEntry[], context: SaveContext): Saved {

@@ -16,8 +16,6 @@ export interface Chunk {
   readonly mapping: Mapping;
   /** Regions carved from it and not yet released. */
   live: number;
-  /** Holds bytes not yet written back (matters only where fdatasync misses mappings). */
-  dirty: boolean;
 }
 
 export interface Carved {
@@ -72,7 +70,6 @@ export class RegionAllocator {
         cursor: fileOffset,
         mapping,
         live: 0,
-        dirty: false,
       };
       this.#current = chunk;
       this.#chunks.add(chunk);
@@ -80,7 +77,6 @@ export class RegionAllocator {
     const fileOffset = chunk.cursor;
     chunk.cursor += length;
     chunk.live++;
-    chunk.dirty = true;
     return {
       chunk,
       fileOffset,
@@ -94,13 +90,12 @@ export class RegionAllocator {
     if (chunk.live <= 0 && chunk !== this.#current) this.#close(chunk);
   }
 
-  /** Chunks whose bytes were written since the last `markClean`. */
-  dirtyChunks(): Chunk[] {
-    return [...this.#chunks].filter((chunk) => chunk.dirty);
-  }
-
-  markClean(): void {
-    for (const chunk of this.#chunks) chunk.dirty = false;
+  /**
+   * Every open chunk. Packing may go on between a reservation and a commit (and a commit
+   * may run between two packs), so a write-back covers all of them, not a "dirty" subset.
+   */
+  chunks(): Chunk[] {
+    return [...this.#chunks];
   }
 
   /**
