@@ -97,6 +97,32 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     expect(other.output).toBe(cold.output);
   });
 
+  test('same bytes, transposed shape ([96, 32] vs [32, 96]: one name, one seed): a miss, right outputs', () => {
+    const wide = writeLinearProgram(join(dir, 'a'), [{ weight: 'w', out: 96, in: 32, seed: 4 }]);
+    const tall = writeLinearProgram(join(dir, 'b'), [{ weight: 'w', out: 32, in: 96, seed: 4 }]);
+    const cachePath = join(dir, 'weights.xpwc');
+    const first = runChild(wide, cachePath);
+    const second = runChild(tall, cachePath);
+    // Same stored bytes, so the same entry name; only the packing layout tells them apart.
+    expect(second.names).toEqual(first.names);
+    expect(first.output).toBe(heapOnlyOutput(wide));
+    expect(second.output).toBe(heapOnlyOutput(tall));
+    expect(second).toMatchObject({ packs: 1, cacheHits: 0 });
+    expect(runChild(wide, cachePath).output).toBe(first.output);
+  });
+
+  test('same names, XOR-colliding shapes ([96, 32] and [112, 48]): a miss, right outputs', () => {
+    const a = writeLinearProgram(join(dir, 'a'), [
+      { weight: 'w', bias: 'b', out: 96, in: 32, seed: 4 },
+    ]);
+    const b = writeLinearProgram(join(dir, 'b'), [
+      { weight: 'w', bias: 'b', out: 112, in: 48, seed: 4 },
+    ]);
+    const cachePath = join(dir, 'weights.xpwc');
+    expect(runChild(a, cachePath).output).toBe(heapOnlyOutput(a));
+    expect(runChild(b, cachePath)).toMatchObject({ output: heapOnlyOutput(b), packs: 1 });
+  });
+
   test('a warm start with unchanged files stats them and hashes, parses and opens nothing', () => {
     const program = writeLinearProgram(join(dir, 'a'), layers(3));
     const cachePath = join(dir, 'weights.xpwc');
