@@ -12,6 +12,7 @@ import type { CompileSpecValue, GraphMethodManifest, GraphNode } from '../progra
 import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
 import { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import { sourceRecordFor } from '../safetensors/source-record.js';
+import type { WeightStats } from '../safetensors/weight-stats.js';
 import { gelu, relu } from './activations.js';
 import type { Backend, BackendInitContext, Tensor } from './backend.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
@@ -65,6 +66,8 @@ export interface XnnpackHandle {
   readonly contentKeys: ReadonlyMap<number, { kernel: string; bias: string | null }>;
   /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
   readonly workspace: XnnpackWorkspace;
+  /** The program's weight-loading cost when this method was ready (stats, headers, hashing). */
+  readonly weightStats: WeightStats;
   readonly cache: XNNWeightsCache;
   /** Operators whose weights came from the cache instead of being packed. */
   readonly cacheHits: number;
@@ -235,6 +238,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       packedDataNames,
       contentKeys,
       workspace: this.workspaces.acquire(options.workspaceSharingMode, program),
+      weightStats: program.weightStats(),
       cache,
       cacheHits,
       lease,
