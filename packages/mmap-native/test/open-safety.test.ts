@@ -2,7 +2,14 @@
 // refused, symlinks can be refused, and a NUL byte is an argument error instead of a
 // silently shortened path.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
@@ -40,6 +47,21 @@ describe.each(testedBackends)('open safety (%s)', (backend: BackendName) => {
       expect(fromDir?.code).toBe(mode === 'r' ? 'ERR_MMAP_NOT_REGULAR_FILE' : 'EISDIR');
       expect(fromDevice?.code).toBe('ERR_MMAP_NOT_REGULAR_FILE');
     }
+  });
+
+  it.runIf(process.platform === 'linux')('a refused open leaves no descriptor behind', () => {
+    const sub = join(dir, `fd-dir-${backend}`);
+    mkdirSync(sub);
+    const descriptors = () => readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    for (let i = 0; i < 50; i++) {
+      for (const path of [sub, '/dev/null']) {
+        expect(errorOf(() => openMappedFile(path, { mode: 'r', backend }))?.code).toBe(
+          'ERR_MMAP_NOT_REGULAR_FILE',
+        );
+      }
+    }
+    expect(descriptors()).toBe(before);
   });
 
   it('followSymlinks: false refuses a symlink to a file with ELOOP; the default follows it', () => {
