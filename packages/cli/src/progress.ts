@@ -1,4 +1,5 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type CliProgress from 'cli-progress';
 import { formatBytes } from './format.js';
 import type { OutputStream } from './io.js';
 
@@ -17,6 +18,8 @@ export function byteProgress(
   enabled: boolean,
 ): ByteProgress {
   if (!enabled || totalBytes === 0) return SILENT_PROGRESS;
+  // Loaded only when a bar is drawn: it costs ~100 ms of start-up otherwise.
+  const cliProgress = createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
     {

@@ -1,9 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { reportJson, reportMarkdown } from '../bench/report.js';
-import { runBench } from '../bench/run.js';
-import { ratiosSvg } from '../bench/svg.js';
+import type { runBench } from '../bench/run.js';
 import { SECTION_IDS, type SectionId } from '../bench/types.js';
 import { EXIT_OK, EXIT_PROBLEMS, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
@@ -49,6 +47,11 @@ export const benchCommand: Command = {
     if (context.positionals.length > 0)
       throw usageError(`Unexpected argument "${context.positionals[0]}"`);
     const ids = parseOnly(stringFlag(context, 'only'));
+    const [{ runBench }, { reportJson, reportMarkdown }, { ratiosSvg }] = await Promise.all([
+      import('../bench/run.js'),
+      import('../bench/report.js'),
+      import('../bench/svg.js'),
+    ]);
     const named = stringFlag(context, 'out');
     const quick = boolFlag(context, 'quick');
     const tty = context.stderrStream.isTTY === true;

@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { compact, WeightsCacheError } from '@memlayer/xnnpack-cache';
+import type { compact } from '@memlayer/xnnpack-cache';
 import { CliError, EXIT_OK, EXIT_USAGE } from '../cli-error.js';
 import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, renderTable } from '../format.js';
@@ -22,7 +22,8 @@ export const compactCommand: Command = {
     force: { type: 'boolean', description: 'let --out replace an existing file' },
     json: { type: 'boolean', description: 'print the summary as one JSON document' },
   },
-  run(context) {
+  async run(context) {
+    const cache = await import('@memlayer/xnnpack-cache');
     const source = requirePath(context.positionals);
     const sourceLocation = resolve(context.cwd, source);
     if (!existsSync(sourceLocation)) {
@@ -39,7 +40,7 @@ export const compactCommand: Command = {
       });
     let result: ReturnType<typeof compact> | undefined;
     if (out === undefined) {
-      result = compactFile(context, source, sourceLocation);
+      result = compactFile(cache, context, source, sourceLocation);
     } else {
       // --out: compact a copy under a temp name, then rename it into place.
       produceOutputFile(
@@ -48,7 +49,7 @@ export const compactCommand: Command = {
         { force: boolFlag(context, 'force'), flag: '--out' },
         (temp) => {
           copyFileSync(sourceLocation, temp);
-          result = compactFile(context, source, temp);
+          result = compactFile(cache, context, source, temp);
         },
       );
     }
@@ -75,6 +76,7 @@ export const compactCommand: Command = {
 
 /** compact() with a progress bar; its failures become one-line CLI errors naming `source`. */
 function compactFile(
+  { compact, WeightsCacheError }: typeof import('@memlayer/xnnpack-cache'),
   context: CommandContext,
   source: string,
   location: string,

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT_OK, EXIT_PROBLEMS, usageError } from '../cli-error.js';
 import { boolFlag, type Command } from '../command.js';
-import { writeDemoModel } from '../demo/model.js';
-import { ascendChurn, reloadCycles, runInFreshProcess } from '../demo/steps.js';
+import type { ChurnFigures } from '../demo/steps.js';
 import { formatBytes, formatMs, renderTable } from '../format.js';
 import type { RunReport } from '../run-program.js';
 import { loadReport } from './inspect.js';
@@ -41,6 +40,8 @@ export const demoCommand: Command = {
       throw usageError(`Unexpected argument "${context.positionals[0]}"`);
     const quick = boolFlag(context, 'quick');
     const keep = boolFlag(context, 'keep');
+    const [{ writeDemoModel }, { ascendChurn, reloadCycles, runInFreshProcess }] =
+      await Promise.all([import('../demo/model.js'), import('../demo/steps.js')]);
     const dir = mkdtempSync(join(tmpdir(), 'memlayer-demo-'));
     // Removed when the demo ends or is interrupted, unless --keep (then only on interrupt).
     context.temp.track(dir);
@@ -71,7 +72,7 @@ export const demoCommand: Command = {
       log('Ascend-sim churn…');
       const churn = ascendChurn(model.programPath, quick ? 25 : 100);
       await checkpoint();
-      const report = loadReport(cachePath);
+      const report = await loadReport(cachePath);
       const identical =
         warm.outputs[0]?.crc32c === cold.outputs[0]?.crc32c &&
         heap.outputs[0]?.crc32c === cold.outputs[0]?.crc32c;
@@ -153,7 +154,7 @@ export function renderDemoTable(
     memoryMeasured: boolean;
     cacheFile: { bytesAfterCold: number; liveBytes: number; orphanBytes: number; version: number };
     reload: { cycles: number; packs: number; minBytes: number; maxBytes: number; stable: boolean };
-    ascend: ReturnType<typeof ascendChurn>;
+    ascend: ChurnFigures;
   },
   columns: number | undefined,
 ): string {

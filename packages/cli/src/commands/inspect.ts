@@ -1,19 +1,21 @@
 import { resolve } from 'node:path';
-import { XpwcFormatError } from '@memlayer/cache-format';
-import { analyzeCache, type CacheReport } from '../analyze.js';
+import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
-import { describeLayout, displayName } from '../entry-rows.js';
 import { formatBytes, hex32, renderTable, wrap } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
 import { renderStrip, STRIP_LEGEND } from '../layout-strip.js';
-import { renderLayoutSvg } from '../layout-svg.js';
 import { writeOutputFile } from '../output-file.js';
 import { style } from '../style.js';
 
 /** Reads a cache file and lays it out; shared by inspect, stats and verify. */
-export function loadReport(path: string, cwd = process.cwd()): CacheReport {
+export async function loadReport(path: string, cwd = process.cwd()): Promise<CacheReport> {
+  // Loaded on use: `memlayer --version` and `--help` start without the format packages.
+  const [{ analyzeCache }, { XpwcFormatError }] = await Promise.all([
+    import('../analyze.js'),
+    import('@memlayer/cache-format'),
+  ]);
   const file = openCacheFile(path, resolve(cwd, path));
   try {
     return analyzeCache(file);
@@ -90,9 +92,13 @@ export const inspectCommand: Command = {
       description: 'width of the layout strip in characters (default: 64, or less to fit)',
     },
   },
-  run(context) {
+  async run(context) {
     const path = requirePath(context.positionals);
-    const report = loadReport(path, context.cwd);
+    const report = await loadReport(path, context.cwd);
+    const [{ describeLayout, displayName }, { renderLayoutSvg }] = await Promise.all([
+      import('../entry-rows.js'),
+      import('../layout-svg.js'),
+    ]);
     const svg = stringFlag(context, 'svg');
     if (svg !== undefined)
       writeOutputFile(context, svg, renderLayoutSvg(report, path), { force: true });

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ModuleLoaderError } from '@memlayer/module-loader';
 import { CliError, EXIT_OK, EXIT_USAGE, usageError } from '../cli-error.js';
 import { boolFlag, type Command, stringFlag } from '../command.js';
 import { formatBytes, formatMs, hex32, renderTable } from '../format.js';
-import { runProgram } from '../run-program.js';
+import type { RunReport } from '../run-program.js';
 import { requirePath } from './inspect.js';
 
 function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
@@ -69,12 +68,16 @@ export const runCommand: Command = {
     },
     json: { type: 'boolean', description: 'print the report as one JSON document' },
   },
-  run(context) {
+  async run(context) {
+    const [{ ModuleLoaderError }, { runProgram }] = await Promise.all([
+      import('@memlayer/module-loader'),
+      import('../run-program.js'),
+    ]);
     const programPath = requirePath(context.positionals, 'a program.json');
     const input = stringFlag(context, 'input');
     const method = stringFlag(context, 'method');
     const cachePath = stringFlag(context, 'cache');
-    let report: ReturnType<typeof runProgram>;
+    let report: RunReport;
     try {
       report = runProgram({
         programPath: resolve(context.cwd, programPath),

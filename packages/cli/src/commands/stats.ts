@@ -8,9 +8,9 @@ export const statsCommand: Command = {
   summary: 'entry counts and byte totals of a cache file',
   args: '<cache>',
   options: { json: { type: 'boolean', description: 'print the figures as one JSON document' } },
-  run(context) {
+  async run(context) {
     const path = requirePath(context.positionals);
-    const report = loadReport(path, context.cwd);
+    const report = await loadReport(path, context.cwd);
     const names = new Set(report.entries.map((entry) => entry.name));
     const stats = {
       path,

@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
-import { crc32cOf, XpwcFormatError } from '@memlayer/cache-format';
 import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
 import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, hex32 } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
-import { checkWeightSources } from '../source-findings.js';
+import type { SourceFinding } from '../source-findings.js';
 import { style } from '../style.js';
 import { loadReport, requirePath } from './inspect.js';
 
@@ -36,14 +35,15 @@ export const verifyCommand: Command = {
     },
     json: { type: 'boolean', description: 'print the findings as one JSON document' },
   },
-  run(context) {
+  async run(context) {
+    const { XpwcFormatError } = await import('@memlayer/cache-format');
     const path = requirePath(context.positionals);
     const full = boolFlag(context, 'full');
     const program = stringFlag(context, 'program');
     const findings: Finding[] = [];
-    let report: ReturnType<typeof loadReport> | null = null;
+    let report: CacheReport | null = null;
     try {
-      report = loadReport(path, context.cwd);
+      report = await loadReport(path, context.cwd);
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
       const failure = error as { exitCode?: number };
@@ -87,10 +87,11 @@ export const verifyCommand: Command = {
         });
       }
       if (full && report.version === 3)
-        checkedBytes = checkEntryCrcs(context, path, report.entries, findings);
+        checkedBytes = await checkEntryCrcs(context, path, report.entries, findings);
     }
-    let sources: ReturnType<typeof checkWeightSources> | null = null;
+    let sources: { findings: SourceFinding[]; files: unknown[]; bytesHashed: number } | null = null;
     if (program !== undefined) {
+      const { checkWeightSources } = await import('../source-findings.js');
       sources = checkWeightSources(
         resolve(context.cwd, path),
         resolve(context.cwd, program),
@@ -164,12 +165,13 @@ function slotFindings(report: CacheReport): Finding[] {
   return findings;
 }
 
-function checkEntryCrcs(
+async function checkEntryCrcs(
   context: CommandContext,
   path: string,
   entries: { name: string; offset: number; size: number; crc32c: number | null }[],
   findings: Finding[],
-): number {
+): Promise<number> {
+  const { crc32cOf, XpwcFormatError } = await import('@memlayer/cache-format');
   const file = openCacheFile(path, resolve(context.cwd, path));
   const total = entries.reduce((sum, entry) => sum + entry.size, 0);
   const progress = context.progress('verify', total);
