@@ -20,9 +20,14 @@ export async function main(argv: string[], ioInput: CliIoInput = {}): Promise<nu
   const debug = argv.includes('--debug');
   const args = argv.filter((arg) => arg !== '--debug');
   const [name, ...rest] = args;
-  if (name === undefined || name === '--help' || name === '-h') {
+  if (name === undefined) {
+    // No command is bad usage: the help goes where errors go.
+    stderr(`${globalHelp(commands, io.columns)}\n`);
+    return EXIT_USAGE;
+  }
+  if (name === '--help' || name === '-h') {
     stdout(`${globalHelp(commands, io.columns)}\n`);
-    return name === undefined ? EXIT_USAGE : EXIT_OK;
+    return EXIT_OK;
   }
   if (name === '--version' || name === '-v') {
     stdout(`${cliVersion()}\n`);

@@ -35,6 +35,13 @@ describe('help', () => {
     }
   });
 
+  test('no command prints the help on stderr with exit 2', async () => {
+    const bare = await memlayer([]);
+    expect(bare.status).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toContain('Usage: memlayer <command>');
+  });
+
   test('the global help lists every command; an unknown help topic is exit 2', async () => {
     const help = await memlayer(['help']);
     expect(help.status).toBe(0);

@@ -151,9 +151,11 @@ describe('memlayer demo', () => {
     expect(figures.ascend.bytesUploadedPerRegistration).toBe(figures.ascend.callableBytes);
     expect(figures.ascend.distinct.refcountedAfter).toBe(0);
     // The table people read: aligned when wide, "key: value" blocks within 80 columns.
-    expect(renderDemoTable(figures, 200)).toMatch(/^figure +cold +warm +notes +measured by$/m);
+    expect(renderDemoTable(figures, 200)).toMatch(
+      /^figure +cold \| before +warm \| after +notes +measured by$/m,
+    );
     const narrow = renderDemoTable(figures, 80);
-    expect(narrow).toContain('packing calls\n  cold: ');
+    expect(narrow).toContain('packing calls\n  cold | before: ');
     for (const line of narrow.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 });

@@ -229,5 +229,10 @@ export function renderDemoTable(
       'device committed bytes after the churn',
     ],
   ];
-  return renderTable(['figure', 'cold', 'warm', 'notes', 'measured by'], rows, columns);
+  // The device rows compare before / after the churn in the same two columns.
+  return renderTable(
+    ['figure', 'cold | before', 'warm | after', 'notes', 'measured by'],
+    rows,
+    columns,
+  );
 }
