@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   FileStorage,
   type FileStorageOptions,
+  HeapStorage,
   packingStats,
   resetPackingStats,
   XNNWeightsCache,
@@ -57,6 +58,15 @@ describe('the deferred commit', () => {
     cache.close();
   });
 
+  it('commits a v2 file at finalize: its footer is the only pointer ExecuTorch reads', () => {
+    const path = join(dir, 'v2.bin');
+    const { storage, cache } = open(path, { format: 2 });
+    buildModel(cache, SPEC);
+    expect(storage.info()).toMatchObject({ pendingCommit: false, format: 2 });
+    expect(committedEntries(path)).toBe(6);
+    cache.close();
+  });
+
   it("commits at finalize with commit: 'finalize'", () => {
     const path = join(dir, 'at-finalize.xpwc');
     const { storage, cache } = open(path, { commit: 'finalize' });
@@ -79,6 +89,16 @@ describe('heap fallback accounting and the disk budget', () => {
       unnamed: { count: 1, bytes: region?.reservedBytes },
     });
     storage.close();
+  });
+
+  it("counts a heap-only cache's reservations under the reason it is given ('no-path')", () => {
+    const storage = new HeapStorage({ fallbackReason: 'no-path' });
+    const cache = new XNNWeightsCache({ storage });
+    buildModel(cache, SPEC);
+    const { heapBytes, fallback } = storage.stats();
+    expect(fallback).toEqual({ 'no-path': { count: 6, bytes: heapBytes } });
+    expect(new HeapStorage().stats().fallback).toBeUndefined();
+    cache.close();
   });
 
   it('sends entries past maxFileBytes to the heap as over-budget and keeps the file within it', async () => {

@@ -190,7 +190,10 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     this.#finalizing = false;
     this.#budget.note(entries, (region) => this.#regions.get(region)?.committed === false);
     if (this.#offReason !== null || this.#session.file === null || !this.#unsaved) return [];
-    if (this.#options.commit === 'finalize' || !finalizing) return this.#commitOrThrow(entries);
+    // A v2 file has no commit slots: until its footer is rewritten, a reader (ExecuTorch)
+    // sees a file that does not end in a footer. Keep that window short: commit now.
+    const now = this.#options.commit === 'finalize' || !finalizing || this.#session.format === 2;
+    if (now) return this.#commitOrThrow(entries);
     this.#pending = [...entries];
     commitAtExit(this);
     this.#scheduleBackgroundCommit();

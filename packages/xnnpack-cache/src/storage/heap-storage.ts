@@ -1,6 +1,7 @@
 import { PACKED_ALLOCATION_ALIGNMENT, roundUp } from '../alignment.js';
 import { assertNonNegativeInteger } from '../errors.js';
 import type {
+  FallbackReason,
   OpenContext,
   PackedRegion,
   PackedStorage,
@@ -12,6 +13,11 @@ import type {
 export interface HeapStorageOptions {
   /** Upper bound on heap bytes held at once; reserve returns null beyond it. */
   readonly maxBytes?: number;
+  /**
+   * Count every reservation in `stats().fallback` under this reason (e.g. 'no-path' for a
+   * cache created without a file). Default: not counted.
+   */
+  readonly fallbackReason?: FallbackReason;
 }
 
 /**
@@ -21,12 +27,15 @@ export interface HeapStorageOptions {
 export class HeapStorage implements PackedStorage {
   readonly #maxBytes: number;
   readonly #live = new Set<PackedRegion>();
+  readonly #fallbackReason: FallbackReason | undefined;
   #heapBytes = 0;
+  #counted = { count: 0, bytes: 0 };
 
   constructor(options: HeapStorageOptions = {}) {
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     assertNonNegativeInteger(maxBytes, 'options.maxBytes');
     this.#maxBytes = maxBytes;
+    this.#fallbackReason = options.fallbackReason;
   }
 
   open(_context: OpenContext): readonly StoredEntry[] {
@@ -48,6 +57,7 @@ export class HeapStorage implements PackedStorage {
     const region: PackedRegion = { bytes: new Uint8Array(buffer, 0, n), reservedBytes };
     this.#live.add(region);
     this.#heapBytes += reservedBytes;
+    this.#counted = { count: this.#counted.count + 1, bytes: this.#counted.bytes + reservedBytes };
     return region;
   }
 
@@ -72,6 +82,8 @@ export class HeapStorage implements PackedStorage {
   }
 
   stats(): StorageStats {
-    return { heapBytes: this.#heapBytes, fileBytes: 0, orphanBytes: 0, mappedBytes: 0 };
+    const stats = { heapBytes: this.#heapBytes, fileBytes: 0, orphanBytes: 0, mappedBytes: 0 };
+    const reason = this.#fallbackReason;
+    return reason === undefined ? stats : { ...stats, fallback: { [reason]: this.#counted } };
   }
 }
