@@ -229,12 +229,14 @@ describe('content-keyed weights through one in-process registry', () => {
       const handle = live[0]?.methodHandle('forward') as XnnpackHandle;
       expect(handle.cache.stats().entries).toBe(4);
       // Each method's handle reports its program's weight cost; the memo served the repeats.
-    expect((live[2]?.methodHandle('forward') as XnnpackHandle).weightStats).toMatchObject({
-      filesStatted: 2,
-      bytesHashed: 0,
-      headersParsed: 0,
-    });
-    for (const module of live) module.dispose();
+      expect(
+        ((live[2] as Module).methodHandle('forward') as XnnpackHandle).weightStats,
+      ).toMatchObject({
+        filesStatted: 2,
+        bytesHashed: 0,
+        headersParsed: 0,
+      });
+      for (const module of live) module.dispose();
     });
   }
 });
