@@ -5,7 +5,7 @@
  */
 export interface DeferredCommitter {
   /** Commits whatever is pending, synchronously; never throws (it warns instead). */
-  commitPendingNow(): void;
+  commitPendingNow(final?: boolean): void;
 }
 
 const pending = new Set<DeferredCommitter>();

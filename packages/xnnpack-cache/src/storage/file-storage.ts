@@ -208,13 +208,17 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     this.#commitOrThrow(pending);
   }
 
-  /** The exit/close path: commit now, warn instead of throwing. */
-  commitPendingNow(): void {
+  /**
+   * The background, close and exit path: commit now, warn instead of throwing. A busy lock
+   * in the background leaves the commit pending for close or exit; at those it is dropped.
+   */
+  commitPendingNow(final = true): void {
     const pending = this.#pending;
     if (pending === null) return;
     try {
       this.#commit(pending);
     } catch (error) {
+      if (!final && reasonOf(error, 'io') === 'lock-busy') return;
       forget(this);
       this.#pending = null;
       emitCacheWarning(
@@ -313,8 +317,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       const file = this.#session.file;
       if (this.#pending === null || file === null) return;
       file.datasyncInBackground().then(
-        () => this.commitPendingNow(),
-        () => this.commitPendingNow(),
+        () => this.commitPendingNow(false),
+        () => this.commitPendingNow(false),
       );
     }, 0);
     timer.unref();
