@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { renderDemoTable } from '../src/commands/demo.js';
@@ -16,6 +16,18 @@ beforeAll(() => {
 afterAll(() => cleanup());
 
 describe('memlayer run', () => {
+  test("--cache '' runs heap-only and writes nothing next to the working folder", async () => {
+    const cwd = join(dir, 'heap-cwd');
+    mkdirSync(cwd);
+    const run = await memlayer(['run', programPath, '--cache', '', '--json'], { io: { cwd } });
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.cachePath).toBe('');
+    expect(report.cache.fileBytes).toBe(0);
+    expect(readdirSync(dir).filter((name) => name.startsWith('heap-cwd'))).toEqual(['heap-cwd']);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   test('cold run packs and writes the cache; a second process packs nothing, same outputs', async () => {
     const cache = join(dir, 'run.xpwc');
     const cold = await memlayer(['run', programPath, '--cache', cache, '--batch', '3', '--json']);

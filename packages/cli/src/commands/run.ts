@@ -81,7 +81,9 @@ export const runCommand: Command = {
     try {
       report = runProgram({
         programPath: resolve(context.cwd, programPath),
-        cachePath: cachePath === undefined ? '' : resolve(context.cwd, cachePath),
+        // An empty --cache means heap-only, as an empty packed_cache_path does.
+        cachePath:
+          cachePath === undefined || cachePath === '' ? '' : resolve(context.cwd, cachePath),
         progress: context.progress,
         ...(method === undefined ? {} : { method }),
         batch: positiveInteger(stringFlag(context, 'batch'), '--batch', 1),
