@@ -86,6 +86,24 @@ describe('sharing a cache file with ExecuTorch', () => {
     expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
   });
 
+  it('appends to the 20-byte empty v2 file ExecuTorch writes for an empty cache, as v2', () => {
+    const path = join(dir, 'empty-v2.bin');
+    // index_start 0, entry_count 0, "XPWC", version 2 (the encoder refuses an empty index).
+    const footer = new DataView(new ArrayBuffer(20));
+    footer.setUint32(12, 0x58505743, true);
+    footer.setUint32(16, 2, true);
+    writeFileSync(path, new Uint8Array(footer.buffer));
+    resetPackingStats();
+    const cache = new XNNWeightsCache({ path });
+    buildModel(cache, SPEC);
+    expect(cache.stats().heapBytes).toBe(0);
+    cache.close();
+    const after = new Uint8Array(readFileSync(path));
+    const { trailer } = readTrailer(after, after.byteLength); // strict, as ExecuTorch reads
+    expect(trailer.version).toBe(2);
+    expect(trailer.entries).toHaveLength(3);
+  });
+
   it('keeps names that are not UTF-8 byte for byte, and a v2 file v2, when it appends', () => {
     const path = join(dir, 'byte-names.bin');
     const rawName = Uint8Array.of(0x6b, 0xff, 0xfe, 0x80);

@@ -145,9 +145,13 @@ export function applyFilePolicy(file: CacheFile, settings: PolicySettings): Poli
     });
     return { kind: 'rebuilt', format: verdict.format, because: verdict.error.code };
   }
-  if (verdict.tolerated.length > 0) {
+  // A footer-only file with 0 entries is what ExecuTorch writes for an empty cache:
+  // appending a full index to it is what ExecuTorch itself would do. Any other defect
+  // (a short index, trailing bytes) is served as it is and never rewritten.
+  const refused = verdict.tolerated.filter((issue) => issue.code !== 'ERR_XPWC_BAD_INDEX_START');
+  if (refused.length > 0) {
     // Serve what is valid; rewriting the index of such a file is left to ExecuTorch.
-    const codes = verdict.tolerated.map((issue) => issue.code).join(', ');
+    const codes = refused.map((issue) => issue.code).join(', ');
     emitCacheWarning(
       'MEMLAYER_CACHE_LENIENT_READ',
       `Cache file ${file.path} has defects ExecuTorch tolerates (${codes}); its valid entries are used, new ones stay on the heap`,
@@ -157,6 +161,6 @@ export function applyFilePolicy(file: CacheFile, settings: PolicySettings): Poli
     kind: 'use',
     format: verdict.format,
     index: verdict.index,
-    appendRefused: verdict.tolerated.length > 0,
+    appendRefused: refused.length > 0,
   };
 }
