@@ -70,9 +70,22 @@ function assertPublishable(installed) {
   if (maps.length > 0) throw new Error(`the tarball ships ${maps.length} source maps`);
 }
 
+/** Each command the package installs prints the version of the package.json it shipped with. */
+function assertBinVersions(consumer, manifest) {
+  const bins = typeof manifest.bin === 'string' ? { [manifest.name]: manifest.bin } : manifest.bin;
+  for (const command of Object.keys(bins ?? {})) {
+    const output = run(join(consumer, 'node_modules', '.bin', command), ['--version'], {
+      cwd: consumer,
+    });
+    if (!output.includes(manifest.version)) {
+      throw new Error(`\`${command} --version\` printed ${JSON.stringify(output.trim())}`);
+    }
+  }
+}
+
 let passed = 0;
 let failed = 0;
-for (const [name, { dir }] of manifests) {
+for (const [name, { dir, manifest }] of manifests) {
   const consumer = mkdtempSync(join(work, `${name.replace('@memlayer/', '')}-`));
   try {
     writeFileSync(
@@ -84,6 +97,7 @@ for (const [name, { dir }] of manifests) {
       cwd: consumer,
     });
     assertPublishable(join(consumer, 'node_modules', name));
+    assertBinVersions(consumer, manifest);
     const example = join(dir, 'examples', 'readme.mjs');
     if (!existsSync(example))
       throw new Error('no examples/readme.mjs (the README example as a file)');
