@@ -2,7 +2,12 @@
 // (posix on Linux/macOS when the addon loads and external ArrayBuffers are allowed).
 import type { Backend, BackendName } from './backend.js';
 import { createHeapBackend } from './backends/heap/index.js';
-import { loadAddon, REBUILD_COMMANDS, tryLoadAddon } from './backends/posix/addon.js';
+import {
+  loadAddon,
+  prebuildLoadFailure,
+  REBUILD_COMMANDS,
+  tryLoadAddon,
+} from './backends/posix/addon.js';
 import { createPosixBackend } from './backends/posix/index.js';
 import { platformLabel } from './backends/posix/prebuilds.js';
 import { MmapError } from './errors.js';
@@ -56,9 +61,10 @@ let warned = false;
 function warnHeapFallback(): void {
   if (warned) return;
   warned = true;
+  const failure = prebuildLoadFailure();
   process.emitWarning(
     `@memlayer/mmap-native: the native addon is not built and no prebuild fits ` +
-      `${platformLabel()}, so the heap backend is used (mappings are ` +
+      `${platformLabel()}${failure === undefined ? '' : ` (${failure})`}, so the heap backend is used (mappings are ` +
       `copies in memory). Build the addon with \`${REBUILD_COMMANDS.npm}\` (pnpm: ` +
       `${REBUILD_COMMANDS.pnpm}), or choose { backend: 'heap' } / ${BACKEND_ENV}=heap to ` +
       'silence this.',

@@ -1,6 +1,7 @@
 // The install hook on copies of the package as npm unpacks it (dist/ compiled, sources,
 // scripts): a fitting prebuild means no build at all; no prebuild and no compiler means
 // one warning and exit 0. It must never fail a user's install.
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,18 @@ const noCompiler = { ...process.env, CC: 'false', CXX: 'false' };
 
 describe.runIf(process.platform === 'linux' && process.arch === 'x64')('install hook', () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('the addon that becomes the prebuild needs glibc 2.28 at most (what Node 20 needs)', () => {
+    const symbols = execFileSync('objdump', [
+      '-T',
+      join(packageDir, 'build', 'Release', 'mmap_native.node'),
+    ]).toString();
+    const versions = [...symbols.matchAll(/\bGLIBC_(\d+)\.(\d+)/g)].map(
+      ([, major, minor]) => Number(major) * 1000 + Number(minor),
+    );
+    expect(versions.length).toBeGreaterThan(0);
+    expect(Math.max(...versions)).toBeLessThanOrEqual(2028);
+  });
 
   it('a fitting prebuild: nothing is built and nothing is printed', async () => {
     const root = await unpackedCopy('prebuilt');

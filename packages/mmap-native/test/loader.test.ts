@@ -86,6 +86,15 @@ describe('addon loader', () => {
         backend: 'heap',
         warnings: [HEAP_FALLBACK_WARNING],
       });
+      // A prebuild that does not load (a system older than it needs) counts as missing.
+      writeFileSync(join(folder, 'node.napi.glibc.node'), 'not an ELF file');
+      expect(await probe(root, 'auto', dir)).toEqual({
+        backend: 'heap',
+        warnings: [HEAP_FALLBACK_WARNING],
+      });
+      const forced = await probe(root, 'posix', dir);
+      expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
+      expect(forced.message).toContain('node.napi.glibc.node did not load');
       cpSync(built, join(folder, 'node.napi.glibc.node'));
       expect(await probe(root, 'auto', dir)).toEqual({ backend: 'posix', warnings: [] });
       expect(await probe(root, 'posix', dir)).toEqual({ backend: 'posix', warnings: [] });

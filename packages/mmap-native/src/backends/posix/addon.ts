@@ -100,25 +100,45 @@ export function addonCandidates(): string[] {
   ];
 }
 
-function findAddon(): string | undefined {
+function findAddon(): { path: string; prebuilt: boolean } | undefined {
   const root = packageRoot();
   const local = ['Release', 'Debug']
     .map((type) => join(root, 'build', type, 'mmap_native.node'))
     .find((candidate) => existsSync(candidate));
-  return local ?? findPrebuild(root) ?? undefined;
+  if (local !== undefined) return { path: local, prebuilt: false };
+  const prebuild = findPrebuild(root);
+  return prebuild === null ? undefined : { path: prebuild, prebuilt: true };
 }
 
 let cached: NativeAddon | null | undefined;
+let prebuildFailure: string | undefined;
 
-/** The addon, or null when it was never built. Any other load error is thrown. */
+/** Why the shipped prebuild did not load (then it counts as missing), if it did not. */
+export function prebuildLoadFailure(): string | undefined {
+  return prebuildFailure;
+}
+
+/**
+ * The addon, or null when there is neither a local build nor a prebuild that loads.
+ * A local build that fails to load is thrown: it is broken and should be rebuilt. A
+ * prebuild that fails to load (a system older than it needs) counts as missing.
+ */
 export function tryLoadAddon(): NativeAddon | null {
   if (cached !== undefined) return cached;
-  const path = findAddon();
-  if (path === undefined) {
+  const found = findAddon();
+  if (found === undefined) {
     cached = null;
     return null;
   }
-  const addon = createRequire(import.meta.url)(path) as NativeAddon;
+  let addon: NativeAddon;
+  try {
+    addon = createRequire(import.meta.url)(found.path) as NativeAddon;
+  } catch (error) {
+    if (!found.prebuilt) throw error;
+    prebuildFailure = `the prebuild ${found.path} did not load: ${(error as Error).message}`;
+    cached = null;
+    return null;
+  }
   addon.configure(MmapError);
   cached = addon;
   return addon;
@@ -135,7 +155,8 @@ export function loadAddon(): NativeAddon {
   if (addon !== null) return addon;
   throw new MmapError(
     `The mmap-native addon is not built and no prebuild fits ${platformLabel()} ` +
-      `(looked for ${addonCandidates().join(', ')}). Build it (needs python3, make and a C++ ` +
+      `(looked for ${addonCandidates().join(', ')}` +
+      `${prebuildFailure === undefined ? '' : `; ${prebuildFailure}`}). Build it (needs python3, make and a C++ ` +
       `compiler) with \`${REBUILD_COMMANDS.npm}\`, with pnpm: ${REBUILD_COMMANDS.pnpm}; ` +
       `inside the memlayer repository run \`${BUILD_COMMAND}\`. ` +
       "Or use the heap backend: { backend: 'heap' } or MEMLAYER_MMAP_BACKEND=heap.",

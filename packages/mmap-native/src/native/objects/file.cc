@@ -1,7 +1,6 @@
 #include "file.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 
 #include <string>
 
@@ -171,25 +170,19 @@ Napi::Value File::Lock(const Napi::CallbackInfo& info) {
 Napi::Value File::Stat(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!CheckOpen(env, "fstat")) return env.Undefined();
-  struct stat st;
+  sys::FileInfo st;
   if (int err = sys::Stat(fd_, &st)) {
     ThrowSystemError(env, err, "fstat", path_);
     return env.Undefined();
   }
-#if defined(__APPLE__)
-  const struct timespec& mtime = st.st_mtimespec;
-#else
-  const struct timespec& mtime = st.st_mtim;
-#endif
-  const int64_t mtime_ns = static_cast<int64_t>(mtime.tv_sec) * 1000000000 + mtime.tv_nsec;
   Napi::Object result = Napi::Object::New(env);
-  result.Set("dev", MakeUint64(env, static_cast<uint64_t>(st.st_dev)));
-  result.Set("ino", MakeUint64(env, static_cast<uint64_t>(st.st_ino)));
-  result.Set("size", MakeUint64(env, static_cast<uint64_t>(st.st_size)));
-  result.Set("mode", Napi::Number::New(env, static_cast<double>(st.st_mode)));
-  result.Set("uid", Napi::Number::New(env, static_cast<double>(st.st_uid)));
-  result.Set("gid", Napi::Number::New(env, static_cast<double>(st.st_gid)));
-  result.Set("mtimeNs", Napi::BigInt::New(env, mtime_ns));
+  result.Set("dev", MakeUint64(env, st.dev));
+  result.Set("ino", MakeUint64(env, st.ino));
+  result.Set("size", MakeUint64(env, st.size));
+  result.Set("mode", Napi::Number::New(env, static_cast<double>(st.mode)));
+  result.Set("uid", Napi::Number::New(env, static_cast<double>(st.uid)));
+  result.Set("gid", Napi::Number::New(env, static_cast<double>(st.gid)));
+  result.Set("mtimeNs", Napi::BigInt::New(env, st.mtime_ns));
   return result;
 }
 

@@ -16,7 +16,7 @@ namespace {
 // Finalizer of the external ArrayBuffer: runs on the JS thread once V8 has freed the
 // backing store (the mapping was dropped without unmap(), or after unmap() detached it).
 void FinalizeRegion(napi_env /*env*/, void* /*data*/, void* hint) {
-  auto* holder = static_cast<std::shared_ptr<Region>*>(hint);
+  auto* holder = static_cast<RegionRef*>(hint);
   Region& region = **holder;
   if (!region.unmapped) {
     region.unmapped = true;
@@ -44,11 +44,11 @@ Mapping::Mapping(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Mapping>(inf
 
 Napi::Value Mapping::Create(Napi::Env env, void* base, size_t mapped_length, size_t delta,
                             size_t length, const std::string& path) {
-  auto region = std::make_shared<Region>();
+  RegionRef region(new Region());
   region->base = static_cast<uint8_t*>(base);
   region->mapped_length = mapped_length;
 
-  auto* holder = new std::shared_ptr<Region>(region);
+  auto* holder = new RegionRef(region.Share());
   napi_value raw_buffer = nullptr;
   napi_status status = napi_create_external_arraybuffer(
       env, region->base + delta, length, FinalizeRegion, holder, &raw_buffer);

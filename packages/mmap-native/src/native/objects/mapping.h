@@ -10,7 +10,7 @@
 #include <napi.h>
 
 #include <cstdint>
-#include <memory>
+#include <atomic>
 #include <string>
 
 namespace mmap_native {
@@ -19,6 +19,46 @@ struct Region {
   uint8_t* base = nullptr;   // page-aligned address returned by mmap
   size_t mapped_length = 0;  // length given to mmap
   bool unmapped = false;     // only touched on the JS thread
+  std::atomic<int> references{1};
+};
+
+// A counted reference to a Region, shared by the Mapping object and the ArrayBuffer's
+// finalizer. (std::shared_ptr would do, but libstdc++'s reference counting calls
+// __libc_single_threaded, a glibc 2.32 symbol; the prebuilt addon must load on 2.28.)
+class RegionRef {
+ public:
+  RegionRef() = default;
+  // Adopts the reference a new Region starts with.
+  explicit RegionRef(Region* region) : region_(region) {}
+  RegionRef(RegionRef&& other) noexcept : region_(other.region_) { other.region_ = nullptr; }
+  RegionRef& operator=(RegionRef&& other) noexcept {
+    if (this != &other) {
+      reset();
+      region_ = other.region_;
+      other.region_ = nullptr;
+    }
+    return *this;
+  }
+  RegionRef(const RegionRef&) = delete;
+  RegionRef& operator=(const RegionRef&) = delete;
+  ~RegionRef() { reset(); }
+
+  RegionRef Share() const {
+    region_->references.fetch_add(1, std::memory_order_relaxed);
+    return RegionRef(region_);
+  }
+  void reset() {
+    if (region_ != nullptr && region_->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete region_;
+    }
+    region_ = nullptr;
+  }
+  Region* operator->() const { return region_; }
+  Region& operator*() const { return *region_; }
+  explicit operator bool() const { return region_ != nullptr; }
+
+ private:
+  Region* region_ = nullptr;
 };
 
 class Mapping : public Napi::ObjectWrap<Mapping> {
@@ -43,7 +83,7 @@ class Mapping : public Napi::ObjectWrap<Mapping> {
   bool ResolveRange(Napi::Env env, Napi::Value offset_value, Napi::Value length_value,
                     const char* syscall, uint8_t** start, size_t* size);
 
-  std::shared_ptr<Region> region_;
+  RegionRef region_;
   size_t delta_ = 0;
   size_t length_ = 0;
   Napi::Reference<Napi::ArrayBuffer> buffer_;

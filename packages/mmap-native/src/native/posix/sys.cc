@@ -6,6 +6,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/sysmacros.h>
+#endif
 
 #include <atomic>
 #include <limits>
@@ -35,12 +38,11 @@ int Open(const std::string& path, int32_t mode, uint32_t permissions, bool follo
     result = open(path.c_str(), flags, static_cast<mode_t>(permissions));
   } while (result < 0 && errno == EINTR);
   if (result < 0) return errno;
-  struct stat st;
-  int err = 0;
-  if (fstat(result, &st) != 0) {
-    err = errno;
+  FileInfo info;
+  int err = Stat(result, &info);
+  if (err != 0) {
     *syscall = "fstat";
-  } else if (!S_ISREG(st.st_mode)) {
+  } else if (!S_ISREG(info.mode)) {
     err = kNotRegularFile;
   } else {
     const int status = fcntl(result, F_GETFL);
@@ -63,14 +65,44 @@ int Close(int fd) {
   return 0;
 }
 
-int Size(int fd, uint64_t* size) {
+int Stat(int fd, FileInfo* out) {
+#if defined(__linux__)
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_BASIC_STATS, &stx) != 0) {
+    return errno;
+  }
+  out->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  out->ino = stx.stx_ino;
+  out->size = stx.stx_size;
+  out->mode = stx.stx_mode;
+  out->uid = stx.stx_uid;
+  out->gid = stx.stx_gid;
+  out->mtime_ns = static_cast<int64_t>(stx.stx_mtime.tv_sec) * 1000000000 + stx.stx_mtime.tv_nsec;
+#else
   struct stat st;
   if (fstat(fd, &st) != 0) return errno;
-  *size = static_cast<uint64_t>(st.st_size);
+  out->dev = static_cast<uint64_t>(st.st_dev);
+  out->ino = static_cast<uint64_t>(st.st_ino);
+  out->size = static_cast<uint64_t>(st.st_size);
+  out->mode = static_cast<uint32_t>(st.st_mode);
+  out->uid = static_cast<uint32_t>(st.st_uid);
+  out->gid = static_cast<uint32_t>(st.st_gid);
+#if defined(__APPLE__)
+  const struct timespec& mtime = st.st_mtimespec;
+#else
+  const struct timespec& mtime = st.st_mtim;
+#endif
+  out->mtime_ns = static_cast<int64_t>(mtime.tv_sec) * 1000000000 + mtime.tv_nsec;
+#endif
   return 0;
 }
 
-int Stat(int fd, struct stat* out) { return fstat(fd, out) == 0 ? 0 : errno; }
+int Size(int fd, uint64_t* size) {
+  FileInfo info;
+  if (int err = Stat(fd, &info)) return err;
+  *size = info.size;
+  return 0;
+}
 
 int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done) {
   *done = 0;

@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <string>
 
-struct stat;
-
 namespace mmap_native {
 namespace sys {
 
@@ -35,8 +33,21 @@ constexpr int kNotRegularFile = -1;
 int Open(const std::string& path, int32_t mode, uint32_t permissions, bool follow_symlinks,
          int* fd, const char** syscall);
 int Close(int fd);
+// fstat(2) fields, filled through statx(2) on Linux: glibc only exports fstat as a
+// function since 2.33, statx since 2.28 (the oldest glibc Node 20 runs on), so the
+// prebuilt addon loads on glibc 2.28 and later.
+struct FileInfo {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t size = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  int64_t mtime_ns = 0;
+};
+
+int Stat(int fd, FileInfo* out);
 int Size(int fd, uint64_t* size);
-int Stat(int fd, struct stat* out);
 // pread until `length` bytes or end of file; *done receives the count.
 int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done);
 // pwrite until all `length` bytes are written.
