@@ -11,7 +11,7 @@ import {
   XNNWeightsCache,
 } from '../src/index.js';
 import { reportOf, startCacheChild } from './child.js';
-import { captureWarnings, makeTempDir, referenceHashes } from './file-helpers.js';
+import { captureWarnings, compactSizeOf, makeTempDir, referenceHashes } from './file-helpers.js';
 import { buildModel, type ModelSpec, outputHashes, range } from './fixtures/model.js';
 
 const SPEC: ModelSpec = { layers: range(0, 6), inputChannels: 64, outputChannels: 48 };
@@ -73,6 +73,30 @@ describe('the deferred commit', () => {
     buildModel(cache, SPEC);
     expect(storage.info()).toMatchObject({ pendingCommit: false, generation: 1 });
     cache.close();
+  });
+});
+
+describe('batched growth', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+
+  it('leaves no gaps: the unused end of a chunk is reused, the last one cut at commit', () => {
+    const path = join(dir, 'batched.xpwc');
+    const storage = new FileStorage({ path, backend: 'posix' });
+    storage.open({ hasEntries: false });
+    // 6 MiB entries against chunks of 8, 16, 32 MiB: none fits a chunk's leftover exactly.
+    const entries = range(0, 7).map((i) => {
+      const region = storage.reserve(6 << 20, { persistable: true });
+      if (region === null) throw new Error('no region');
+      expect(region.zeroed).toBe(true);
+      region.bytes.fill(i + 1);
+      return { name: `e${i}`, seed: i, fingerprint: 1, dataSize: 6 << 20, region };
+    });
+    storage.persist(entries);
+    expect(storage.memoryStats().mappings).toBeLessThan(7);
+    storage.close();
+    const { expected, actual } = compactSizeOf(path);
+    expect(actual).toBe(expected);
   });
 });
 

@@ -6,6 +6,7 @@ import { reasonOf } from './fallback.js';
 import { applyFilePolicy } from './file-policy.js';
 import type { ResolvedFileStorageOptions } from './file-storage-options.js';
 import { type CacheFormat, type CommittedIndex, dataStartOf } from './index-io.js';
+import type { UnusedTail } from './region-allocator.js';
 
 const REPLACED_FILE_RETRIES = 8;
 
@@ -85,18 +86,21 @@ export class CacheFileSession {
    * Appends `bytes` (at least `minimum`) fresh page-aligned bytes at the end of the file
    * under the exclusive lock; real blocks, so a full disk fails here and not as a SIGBUS.
    */
-  grow(bytes: number, minimum: number): Grown {
+  grow(bytes: number, minimum: number, tail: UnusedTail | null = null): Grown {
     return this.locked('exclusive', (file) => {
-      const end = Math.max(file.size(), dataStartOf(this.#format));
-      const fileOffset = alignUp(end, this.#pageSize);
+      const size = file.size();
+      const end = Math.max(size, dataStartOf(this.#format));
+      // Our own unused tail at the end of the file is reused rather than left as orphans.
+      const reuse = tail !== null && tail.file === file && tail.end === size;
+      const fileOffset = alignUp(reuse ? tail.from : end, this.#pageSize);
       // mmap-native's heap backend writes a whole mapping back on sync: no spare tail there.
-      const size = file.mapped.backend === 'posix' ? bytes : minimum;
+      const wanted = file.mapped.backend === 'posix' ? bytes : minimum;
       try {
-        file.mapped.grow(fileOffset + size);
-        return { file, fileOffset, size };
+        file.mapped.grow(fileOffset + wanted);
+        return { file, fileOffset, size: wanted };
       } catch (error) {
         // A batch the disk cannot hold may still leave room for this one region.
-        if (size === minimum || reasonOf(error, 'io') !== 'enospc') throw error;
+        if (wanted === minimum || reasonOf(error, 'io') !== 'enospc') throw error;
         file.mapped.grow(fileOffset + minimum);
         return { file, fileOffset, size: minimum };
       }

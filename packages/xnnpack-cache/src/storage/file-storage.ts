@@ -287,8 +287,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   #reserveInFile(n: number, length: number): PackedRegion {
-    const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum) =>
-      this.#session.grow(bytes, minimum),
+    const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum, tail) =>
+      this.#session.grow(bytes, minimum, tail),
     );
     const region: PackedRegion = {
       bytes: carved.bytes.subarray(0, n),

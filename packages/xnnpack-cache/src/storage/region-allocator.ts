@@ -18,6 +18,17 @@ export interface Chunk {
   live: number;
 }
 
+/**
+ * The unused end of a retired chunk: while the file still ends there, the next chunk may
+ * start at `from` instead (the old mapping never touches bytes past its cursor, and two
+ * MAP_SHARED mappings of the same pages see the same bytes).
+ */
+export interface UnusedTail {
+  readonly file: CacheFile;
+  readonly from: number;
+  readonly end: number;
+}
+
 export interface Carved {
   readonly chunk: Chunk;
   readonly fileOffset: number;
@@ -46,19 +57,25 @@ export class RegionAllocator {
 
   /**
    * `length` page-aligned bytes of the current file (`file`, null before the first open);
-   * `grow(bytes, minimum)` appends at least `minimum` (preferably `bytes`) fresh bytes at
-   * the end of the current file under its lock and returns that file, offset and size.
+   * `grow(bytes, minimum, tail)` appends at least `minimum` (preferably `bytes`) fresh bytes
+   * at the end of the current file (or from `tail.from` when the file still ends with that
+   * unused tail) under its lock and returns that file, offset and size.
    */
   carve(
     file: CacheFile | null,
     length: number,
-    grow: (bytes: number, minimum: number) => { file: CacheFile; fileOffset: number; size: number },
+    grow: (
+      bytes: number,
+      minimum: number,
+      tail: UnusedTail | null,
+    ) => { file: CacheFile; fileOffset: number; size: number },
   ): Carved {
     let chunk = this.#current;
     if (chunk === null || chunk.file !== file || chunk.end - chunk.cursor < length) {
+      const tail = chunk === null ? null : { file: chunk.file, from: chunk.cursor, end: chunk.end };
       this.#retireCurrent();
       const wanted = alignUp(Math.max(length, this.#nextChunkBytes), this.#pageSize);
-      const grown = grow(wanted, length);
+      const grown = grow(wanted, length, tail);
       const { fileOffset, size } = grown;
       file = grown.file;
       this.#nextChunkBytes = Math.min(this.#nextChunkBytes * 2, MAX_CHUNK_BYTES);
