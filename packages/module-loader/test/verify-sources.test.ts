@@ -56,3 +56,36 @@ describe('verifyWeightSources (memlayer verify --full with the program)', () => 
     expect(verifyWeightSources(cachePath, program).files[1]?.status).toBe('changed');
   });
 });
+
+describe('the record next to a cache', () => {
+  test('digests added to a file learnt from the record are written back', () => {
+    const program = writeLinearProgram(join(dir, 'p'), [
+      { weight: 'w0', out: 4, in: 4, seed: 1 },
+      { weight: 'w1', out: 4, in: 4, seed: 2 },
+    ]);
+    const cachePath = join(dir, 'cache.xpwc');
+    const options = new LoadBackendOptionsMap().setOptions(
+      'XnnpackBackend',
+      new BackendOptions().setOption('packed_cache_path', cachePath),
+    );
+    // A method using only w0 first: the record knows one digest.
+    const manifest = JSON.parse(readFileSync(program, 'utf8'));
+    manifest.methods.first = {
+      ...manifest.methods.forward,
+      graph: [manifest.methods.forward.graph[0]],
+      outputs: ['h0'],
+    };
+    writeFileSync(program, JSON.stringify(manifest));
+    const digestsInRecord = () =>
+      JSON.parse(readFileSync(sourceRecordPath(cachePath), 'utf8')).files[0].tensors.filter(
+        (row: unknown[]) => row[5] !== null,
+      ).length;
+    const module = new Module(program, { registry: createDefaultRegistry() });
+    module.load(options);
+    module.loadMethod('first');
+    expect(digestsInRecord()).toBe(1);
+    module.loadMethod('forward');
+    expect(digestsInRecord()).toBe(2);
+    module.dispose();
+  });
+});

@@ -70,6 +70,7 @@ export class SourceRecord implements KnownFileSource {
       warn(`cannot write ${this.path} (${(error as Error).message}); digests are not remembered`);
       return false;
     }
+    for (const file of merged.values()) persistedDigests.set(file, file.digests.size);
     this.#files = merged;
     return true;
   }
@@ -99,7 +100,12 @@ export function forgetSourceRecords(): void {
 }
 
 /** Whether `stored` already holds everything `file` knows. */
+/** Digests each remembered file had when it was last read from or written to disk. */
+const persistedDigests = new WeakMap<KnownFile, number>();
+
 function covers(stored: KnownFile | undefined, file: KnownFile): boolean {
+  // The object read from disk: covered unless digests were added to it since.
+  if (stored === file) return persistedDigests.get(file) === file.digests.size;
   if (stored === undefined || !sameIdentity(stored.identity, file.identity)) return false;
   // A racy record is replaced by one read after the file settled.
   if (!trustworthy(stored, file.identity) && trustworthy(file, file.identity)) return false;
@@ -183,7 +189,9 @@ function decodeRecord(text: string): Map<string, KnownFile> {
     }
     const readAtNs = raw['readAtNs'];
     if (typeof readAtNs !== 'string' || !BIGINT.test(readAtNs)) throw new Error('bad readAtNs');
-    out.set(identity.path, { identity, readAtNs: BigInt(readAtNs), tensors, digests });
+    const known = { identity, readAtNs: BigInt(readAtNs), tensors, digests };
+    persistedDigests.set(known, digests.size);
+    out.set(identity.path, known);
   }
   return out;
 }
