@@ -81,7 +81,7 @@ export {
 } from './program/manifest.js';
 export { type LoadedProgram, loadProgram, type ProgramVerification } from './program/program.js';
 export { DTYPE_BYTES, type SafetensorsDtype } from './safetensors/dtypes.js';
-export { MappedTensorView, SafetensorsFile } from './safetensors/file.js';
+export { SafetensorsFile } from './safetensors/file.js';
 export {
   parseSafetensorsHeader,
   type SafetensorsHeader,
@@ -101,6 +101,7 @@ export {
   sourceRecordFor,
   sourceRecordPath,
 } from './safetensors/source-record.js';
+export { MappedTensorView } from './safetensors/tensor-view.js';
 export { type SourceCheck, verifyWeightSources } from './safetensors/verify-sources.js';
 export {
   resetWeightFileStats,

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { type MappedFile, type Mapping, MmapError, openMappedFile } from '@memlayer/mmap-native';
-import type { TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
 import { contentKey } from './digest.js';
 import { FLOAT_DTYPES } from './dtypes.js';
+import { changed, ioError, sameTables } from './file-checks.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, statIdentity } from './identity.js';
 import { type KnownFile, type KnownFileSource, nowNs, processMemo } from './known-files.js';
 import { MAX_HEADER_BYTES } from './limits.js';
+import { MappedTensorView } from './tensor-view.js';
 import { WeightCounters } from './weight-stats.js';
 import { MAX_WINDOW_BYTES, planWindows, type WindowPlan } from './windows.js';
 
@@ -20,38 +21,6 @@ interface Window extends WindowPlan {
   unmapPending: boolean;
   /** Views whose data currently points into this window. */
   readonly holders: Set<MappedTensorView>;
-}
-
-/**
- * An f32 view of one tensor. `data` is a getter: the file is opened and mapped only when a
- * caller reads it (a layer that missed the cache), never for a cache hit.
- */
-export class MappedTensorView implements TensorView {
-  readonly dtype = 'f32' as const;
-  #floats: Float32Array | null = null;
-
-  constructor(
-    readonly name: string,
-    readonly info: SafetensorsTensorInfo,
-    readonly owner: SafetensorsFile,
-  ) {}
-
-  get shape(): readonly number[] {
-    return this.info.shape;
-  }
-
-  get data(): Float32Array {
-    const floats = this.#floats;
-    // A detached view (window unmapped after release) is fetched again.
-    if (floats !== null && (floats.byteLength > 0 || this.info.byteLength === 0)) return floats;
-    this.#floats = this.owner.floatsOf(this);
-    return this.#floats;
-  }
-
-  /** @internal Forget the floats (their window may be unmapped next). */
-  drop(): void {
-    this.#floats = null;
-  }
 }
 
 /**
@@ -409,42 +378,4 @@ export class SafetensorsFile {
       mapping.close();
     }
   }
-}
-
-function sameTables(
-  a: readonly SafetensorsTensorInfo[],
-  b: readonly SafetensorsTensorInfo[],
-): boolean {
-  if (a.length !== b.length) return false;
-  const byName = new Map(b.map((tensor) => [tensor.name, tensor]));
-  for (const x of a) {
-    const y = byName.get(x.name);
-    if (
-      y === undefined ||
-      x.dtype !== y.dtype ||
-      x.fileOffset !== y.fileOffset ||
-      x.byteLength !== y.byteLength ||
-      x.shape.length !== y.shape.length ||
-      x.shape.some((size, i) => size !== y.shape[i])
-    ) {
-      return false;
-    }
-  }
-  return true;
-}
-
-function changed(path: string, why: string): ModuleLoaderError {
-  return new ModuleLoaderError('ERR_WEIGHTS_CHANGED', `${path}: ${why}; load the program again`, {
-    file: path,
-  });
-}
-
-function ioError(path: string, what: string, error: unknown): ModuleLoaderError {
-  if (error instanceof ModuleLoaderError) return error;
-  const code = error instanceof MmapError ? error.code : (error as NodeJS.ErrnoException)?.code;
-  return new ModuleLoaderError(
-    'ERR_PROGRAM_IO',
-    `${path}: ${what} (${code ?? 'error'}: ${(error as Error)?.message})`,
-    { file: path, cause: error },
-  );
 }

@@ -1,8 +1,9 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
-import { MappedTensorView, type SafetensorsFile } from './file.js';
+import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
 import type { KnownFile, KnownFileSource } from './known-files.js';
+import { MappedTensorView } from './tensor-view.js';
 
 /**
  * The named data map of a program: the union of its safetensors files, by tensor name.
