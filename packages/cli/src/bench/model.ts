@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeSafetensors, type F32TensorInput } from '@memlayer/module-loader';
 import { fillWeights } from './measure.js';
@@ -32,6 +32,11 @@ export function writeModel(dir: string, spec: ModelSpec): string {
     }
     const file = `weights-${files.length}.safetensors`;
     writeFileSync(join(dir, file), encodeSafetensors(tensors));
+    // A model is normally written long before it is loaded. The loader re-reads a file
+    // modified within the last seconds (a same-size rewrite could share its mtime), so
+    // a just-written file would be hashed again by the warm start.
+    const anHourAgo = Date.now() / 1000 - 3600;
+    utimesSync(join(dir, file), anHourAgo, anHourAgo);
     files.push(file);
   }
   const graph = Array.from({ length: spec.layers }, (_, layer) => ({
