@@ -22,8 +22,11 @@ export class BudgetKeeper {
   #evictedBytes = 0;
   #warned = false;
 
-  constructor(options: ResolvedFileStorageOptions) {
+  readonly #pageSize: number;
+
+  constructor(options: ResolvedFileStorageOptions, pageSize: number) {
     this.#options = options;
+    this.#pageSize = pageSize;
   }
 
   /** Whether `length` more bytes keep the file's live bytes within the budget. */
@@ -32,7 +35,7 @@ export class BudgetKeeper {
     if (max === null) return true;
     let live = dataStartOf(committed?.version ?? this.#options.format) + TRAILER_ALLOWANCE;
     for (const entry of committed?.entries ?? [])
-      live += alignUp(Math.max(entry.dataSize, 1), 4096);
+      live += alignUp(Math.max(entry.dataSize, 1), this.#pageSize);
     const fits = live + unsavedBytes + length <= max;
     if (!fits && !this.#warned) {
       this.#warned = true;

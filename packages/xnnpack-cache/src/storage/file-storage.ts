@@ -94,7 +94,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       regions: this.#regions,
       allocator: this.#allocator,
     });
-    this.#budget = new BudgetKeeper(this.#options);
+    this.#budget = new BudgetKeeper(this.#options, this.#pageSize);
   }
 
   get path(): string {
