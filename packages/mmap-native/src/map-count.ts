@@ -30,6 +30,12 @@ export const MAP_COUNT_HEADROOM = 2048;
 
 let maxMapCount: number | null | undefined;
 
+/** vm.max_map_count, read once per process (it is a system setting, not a per-call one). */
+function cachedMaxMapCount(): number | null {
+  if (maxMapCount === undefined) maxMapCount = readMaxMapCount();
+  return maxMapCount;
+}
+
 function explanation(liveMappings: number, limit: number | null): string {
   const here = limit === null ? '' : ` (${limit} here)`;
   return (
@@ -47,8 +53,7 @@ function explanation(liveMappings: number, limit: number | null): string {
 export function checkMapBudget(
   liveMappings: number,
   path: string,
-  limit: number | null = (maxMapCount ??=
-    readMaxMapCount()),
+  limit: number | null = cachedMaxMapCount(),
 ): void {
   if (limit === null || liveMappings + 1 + MAP_COUNT_HEADROOM <= limit) return;
   const base = MmapError.fromErrno(osConstants.errno.ENOMEM, 'mmap', path);

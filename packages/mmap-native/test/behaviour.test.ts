@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   BACKEND_ENV,
-  type BackendName,
   MappedFile,
   type Mapping,
   MmapError,
