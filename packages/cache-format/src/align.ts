@@ -18,6 +18,20 @@ export function isValidPageSize(page: unknown): page is number {
  * MAX_FILE_SIZE; larger results are an `ERR_XPWC_LIMIT`.
  */
 export function alignUp(n: number, page: number): number {
+  // Fast path (every call of a warm start): a small non-negative integer and a power-of-two
+  // page, where the bit form is exact. Anything else takes the checked path below.
+  if (
+    (n | 0) === n &&
+    n >= 0 &&
+    n <= 0x3fff_ffff &&
+    (page | 0) === page &&
+    page >= 1 &&
+    page <= MAX_PAGE_SIZE &&
+    (page & (page - 1)) === 0
+  ) {
+    const aligned = n + page - 1;
+    return aligned - (aligned % page);
+  }
   if (!isSafeOffset(n)) {
     throw new XpwcFormatError(
       'ERR_XPWC_INVALID_ARGUMENT',

@@ -1,6 +1,7 @@
 import {
   createFullyConnectedNcF32,
   type FullyConnectedOperator,
+  type FullyConnectedOptions,
   type GemmTiling,
   type NamedDataMap,
   XNNWeightsCache,
@@ -26,6 +27,10 @@ import {
 import { type XnnpackWorkspace, XnnpackWorkspaces } from './xnnpack-workspace.js';
 
 export const XNNPACK_BACKEND_ID = 'XnnpackBackend';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
+type XnnpackRevisionOption = NonNullable<FullyConnectedOptions['xnnpackRevision']>;
 
 export interface XnnpackBackendConfig {
   /**
@@ -191,20 +196,20 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
         const keys = contentKeys.get(index) as { kernel: string; bias: string | null };
         const kernel = cache.loadUnpackedData(keys.kernel);
         const bias = keys.bias === null ? null : cache.loadUnpackedData(keys.bias);
-        // Newer operator options, passed only when set (clamping, XNNPACK revision).
-        const extra: Record<string, unknown> = {};
-        if (node.outputMin !== undefined) extra['outputMin'] = node.outputMin;
-        if (node.outputMax !== undefined) extra['outputMax'] = node.outputMax;
-        if (options.xnnpackRevision !== '') extra['xnnpackRevision'] = options.xnnpackRevision;
-        const operator = createFullyConnectedNcF32({
+        // Optional operator options are set only when given (no spreads: once per node).
+        const fcOptions: Mutable<FullyConnectedOptions> = {
           cache,
           inputChannels: kernel.shape[1] as number,
           outputChannels: kernel.shape[0] as number,
           kernel,
           bias,
-          ...(tiling === undefined ? {} : { tiling }),
-          ...extra,
-        });
+        };
+        if (tiling !== undefined) fcOptions.tiling = tiling;
+        if (node.outputMin !== undefined) fcOptions.outputMin = node.outputMin;
+        if (node.outputMax !== undefined) fcOptions.outputMax = node.outputMax;
+        if (options.xnnpackRevision !== '')
+          fcOptions.xnnpackRevision = options.xnnpackRevision as XnnpackRevisionOption;
+        const operator = createFullyConnectedNcF32(fcOptions);
         operators.set(index, operator);
         weightBytes += 4 * elementsOf(kernel.shape);
         this.onOperatorCreated?.({
@@ -325,32 +330,33 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     features: Map<string, number>,
     { methodName, program }: BackendInitContext,
   ): Map<string, number> {
-    const field = `methods.${methodName}.graph[${index}]`;
     const inFeatures = features.get(node.input) as number;
     if (node.op !== 'linear') return features.set(node.output, inFeatures);
     const kernel = program.namedData.info(node.weight);
-    const fail = (message: string, at: string): never => {
+    // The field path is built only on failure: this runs once per node of every load.
+    const fail = (message: string, tensor: 'weight' | 'bias'): never => {
+      const at = `methods.${methodName}.graph[${index}].${tensor}`;
       throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${program.path}: ${at}: ${message}`, {
         file: program.path,
         field: at,
       });
     };
     if (!kernel || !FLOAT_DTYPES.has(kernel.dtype))
-      return fail(`weight "${node.weight}" is not in the program's weights`, `${field}.weight`);
+      return fail(`weight "${node.weight}" is not in the program's weights`, 'weight');
     if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
       fail(
         `weight "${node.weight}" has shape [${kernel.shape.join(', ')}]; expected [out, ${inFeatures}]`,
-        `${field}.weight`,
+        'weight',
       );
     }
     if (node.bias !== undefined) {
       const bias = program.namedData.info(node.bias);
       if (!bias || !FLOAT_DTYPES.has(bias.dtype))
-        return fail(`bias "${node.bias}" is not in the program's weights`, `${field}.bias`);
+        return fail(`bias "${node.bias}" is not in the program's weights`, 'bias');
       if (bias.shape.length !== 1 || bias.shape[0] !== kernel.shape[0]) {
         fail(
           `bias "${node.bias}" has shape [${bias.shape.join(', ')}]; expected [${kernel.shape[0]}]`,
-          `${field}.bias`,
+          'bias',
         );
       }
     }

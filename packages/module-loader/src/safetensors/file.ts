@@ -245,7 +245,9 @@ export class SafetensorsFile {
 
   #adopt(known: KnownFile): void {
     this.#known = known;
-    this.#tensors = new Map(known.tensors.map((tensor) => [tensor.name, tensor]));
+    const tensors = new Map<string, SafetensorsTensorInfo>();
+    for (const tensor of known.tensors) tensors.set(tensor.name, tensor);
+    this.#tensors = tensors;
   }
 
   #ensureKnown(): KnownFile {

@@ -55,13 +55,18 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
 
   /** The content key of a tensor (hashes it unless its digest is remembered). */
   contentKey(name: string): string {
+    return this.fileOf(name).contentKey(name);
+  }
+
+  /** The file holding a tensor (ERR_MANIFEST_INVALID when none does). */
+  fileOf(name: string): SafetensorsFile {
     const owner = this.#ownerOf(name);
     if (owner === undefined) {
       throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `No tensor "${name}" in the weights`, {
         field: name,
       });
     }
-    return owner.contentKey(name);
+    return owner;
   }
 
   /** Unmaps what only this view held (called by the cache after each layer or at finalize). */
@@ -96,8 +101,10 @@ export class ContentKeyedDataMap implements NamedDataMap {
 
   /** Adds a tensor by name; returns its key. */
   add(name: string): string {
-    const key = this.source.contentKey(name);
-    if (!this.#views.has(key)) this.#views.set(key, this.source.get(name) as MappedTensorView);
+    // One owner look-up for both the key and the view (once per tensor of a load).
+    const owner = this.source.fileOf(name);
+    const key = owner.contentKey(name);
+    if (!this.#views.has(key)) this.#views.set(key, owner.get(name) as MappedTensorView);
     return key;
   }
 

@@ -161,7 +161,15 @@ function readRecord(path: string): Map<string, KnownFile> | undefined {
   }
 }
 
-const DIGEST = /^[0-9a-f]{64}$/;
+/** 64 lower-case hex digits (a charCode loop: a record holds one per tensor). */
+function isHexDigest(text: string): boolean {
+  if (text.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 const BIGINT = /^[0-9]{1,20}$/;
 
 function decodeRecord(text: string): Map<string, KnownFile> {
@@ -183,7 +191,7 @@ function decodeRecord(text: string): Map<string, KnownFile> {
       tensors.push(tensor);
       const digest = (row as TensorRow)[5];
       if (digest !== null) {
-        if (typeof digest !== 'string' || !DIGEST.test(digest)) throw new Error('bad digest');
+        if (typeof digest !== 'string' || !isHexDigest(digest)) throw new Error('bad digest');
         digests.set(tensor.name, digest);
       }
     }
@@ -218,14 +226,21 @@ function decodeIdentity(raw: Record<string, unknown>): FileIdentity {
 /** Checked like a header entry: a record never leads a view outside its file. */
 function decodeTensor(row: unknown, fileSize: number): SafetensorsTensorInfo {
   if (!Array.isArray(row) || row.length !== 6) throw new Error('bad tensor row');
-  const [name, dtype, shape, fileOffset, byteLength] = row as TensorRow;
+  // Indexed reads, not array destructuring (which iterates): once per tensor of a record.
+  const tensorRow = row as TensorRow;
+  const name = tensorRow[0];
+  const dtype = tensorRow[1];
+  const shape = tensorRow[2];
+  const fileOffset = tensorRow[3];
+  const byteLength = tensorRow[4];
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_TENSOR_NAME_BYTES) {
     throw new Error('bad tensor name');
   }
   if (!isSafetensorsDtype(dtype)) throw new Error(`${name}: bad dtype`);
   if (!Array.isArray(shape) || shape.length > MAX_RANK) throw new Error(`${name}: bad shape`);
   let elements = 1;
-  for (const size of shape) {
+  for (let i = 0; i < shape.length; i++) {
+    const size = shape[i] as number;
     if (!Number.isSafeInteger(size) || size < 0) throw new Error(`${name}: bad shape`);
     elements *= size;
   }

@@ -297,17 +297,14 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     const entries: StoredEntry[] = [];
     for (const [name, meta] of this.#meta) {
       const region = this.#slots.regionAt(meta.offset);
-      const entry: StoredEntry = {
-        name,
-        seed: meta.seed,
-        fingerprint: meta.fingerprint,
-        dataSize: meta.dataSize,
-        region,
-        refCount: meta.refCount,
-        lastUsed: meta.lastUsed ?? 0,
-        ...(meta.layout === undefined ? {} : { layout: meta.layout }),
-      };
-      entries.push(entry);
+      const { seed, fingerprint, dataSize, refCount, layout } = meta;
+      const lastUsed = meta.lastUsed ?? 0;
+      // Two literal shapes rather than a spread: this runs once per entry on every finalize.
+      entries.push(
+        layout === undefined
+          ? { name, seed, fingerprint, dataSize, region, refCount, lastUsed }
+          : { name, seed, fingerprint, dataSize, region, refCount, lastUsed, layout },
+      );
     }
     for (const name of this.#storage.persist(entries)) {
       const meta = this.#meta.get(name);
@@ -478,19 +475,32 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   }
 
   #addLoaded(entry: StoredEntry): void {
-    const offset = this.#slots.push(entry.region, entry.dataSize, entry.name);
-    const meta: PackedDataMeta = {
-      offset,
-      dataSize: entry.dataSize,
-      refCount: 0,
-      inCurrentRuntime: false,
-      fromLoad: true,
-      seed: entry.seed,
-      fingerprint: entry.fingerprint,
-    };
-    if (entry.layout !== undefined) meta.layout = entry.layout;
-    if (entry.lastUsed !== undefined) meta.lastUsed = entry.lastUsed;
-    this.#meta.set(entry.name, meta);
+    const { name, dataSize, seed, fingerprint, layout, lastUsed } = entry;
+    const offset = this.#slots.push(entry.region, dataSize, name);
+    // The common loaded entry (a layout, no tick) is one literal: no shape transitions.
+    const meta: PackedDataMeta =
+      layout === undefined
+        ? {
+            offset,
+            dataSize,
+            refCount: 0,
+            inCurrentRuntime: false,
+            fromLoad: true,
+            seed,
+            fingerprint,
+          }
+        : {
+            offset,
+            dataSize,
+            refCount: 0,
+            inCurrentRuntime: false,
+            fromLoad: true,
+            seed,
+            fingerprint,
+            layout,
+          };
+    if (lastUsed !== undefined) meta.lastUsed = lastUsed;
+    this.#meta.set(name, meta);
   }
 
   #releaseAll(): void {

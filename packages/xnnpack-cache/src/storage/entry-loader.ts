@@ -1,4 +1,4 @@
-import { alignUp, crc32cOf } from '@memlayer/cache-format';
+import { alignUp, crc32cOf, type XpwcEntry } from '@memlayer/cache-format';
 import type { Mapping } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
 import type { FileRegion } from './file-region.js';
@@ -37,27 +37,35 @@ export function loadCommittedEntries(
     dataStartOf(index.version),
     settings.loadWindowBytes,
   );
-  const entries: StoredEntry[] = [];
+  // One plain pass (a warm start runs it once per entry): no closure, no spread, objects
+  // of one shape each, the page rounding and verify mode read once.
+  const list = index.entries;
+  const entries: StoredEntry[] = new Array(list.length);
+  const verifyAll = settings.verify === 'full';
+  const pageSize = settings.pageSize;
+  let kept = 0;
   let dropped = 0;
-  index.entries.forEach((entry, i) => {
+  for (let i = 0; i < list.length; i++) {
+    const entry = list[i] as XpwcEntry;
     const bytes = views[i];
     // Kernels read packed data as Float32Array: an unaligned entry is repacked instead.
     if (bytes === null || bytes === undefined) {
       dropped++;
-      return;
+      continue;
     }
     const crc = 'crc32c' in entry ? entry.crc32c : undefined;
-    if (settings.verify === 'full' && crc !== undefined && crc32cOf(bytes) !== crc) {
+    if (verifyAll && crc !== undefined && crc32cOf(bytes) !== crc) {
       dropped++;
       emitCacheWarning(
         'MEMLAYER_CACHE_CORRUPT_ENTRY',
         `Packed entry "${entry.name}" of ${file.path} fails its CRC32C; it will be repacked`,
       );
-      return;
+      continue;
     }
+    const dataSize = entry.dataSize;
     const region: PackedRegion = {
       bytes,
-      reservedBytes: alignUp(Math.max(entry.dataSize, 1), settings.pageSize),
+      reservedBytes: alignUp(dataSize > 0 ? dataSize : 1, pageSize),
     };
     regions.set(region, {
       file,
@@ -65,17 +73,15 @@ export function loadCommittedEntries(
       chunk: null,
       committed: true,
       crc32c: crc,
-      crcSize: entry.dataSize,
+      crcSize: dataSize,
     });
-    const stored = {
-      name: entry.name,
-      seed: entry.seed,
-      fingerprint: 'fingerprint' in entry ? entry.fingerprint : 0,
-      dataSize: entry.dataSize,
-      region,
-    };
+    const fingerprint = 'fingerprint' in entry ? entry.fingerprint : 0;
     const layout = 'layout' in entry ? entry.layout : undefined;
-    entries.push(layout === undefined ? stored : { ...stored, layout });
-  });
+    entries[kept++] =
+      layout === undefined
+        ? { name: entry.name, seed: entry.seed, fingerprint, dataSize, region }
+        : { name: entry.name, seed: entry.seed, fingerprint, dataSize, region, layout };
+  }
+  entries.length = kept;
   return { windows, entries, dropped };
 }

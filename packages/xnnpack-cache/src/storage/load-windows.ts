@@ -36,14 +36,25 @@ export function mapEntriesInWindows(
 ): MappedEntries {
   const views: (Uint8Array | null)[] = new Array(entries.length).fill(null);
   const order: number[] = [];
-  entries.forEach((entry, i) => {
+  // Committed v3 indexes are already in file order: sort only when they are not.
+  let sorted = true;
+  let lastOffset = -1;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as XpwcEntry;
     const servable =
       entry.fileOffset >= dataStart &&
       entry.fileOffset % PACKED_ALLOCATION_ALIGNMENT === 0 &&
       entry.dataSize <= MAX_MAPPING_BYTES;
-    if (servable) order.push(i);
-  });
-  order.sort((a, b) => (entries[a] as XpwcEntry).fileOffset - (entries[b] as XpwcEntry).fileOffset);
+    if (!servable) continue;
+    if (entry.fileOffset < lastOffset) sorted = false;
+    lastOffset = entry.fileOffset;
+    order.push(i);
+  }
+  if (!sorted) {
+    order.sort(
+      (a, b) => (entries[a] as XpwcEntry).fileOffset - (entries[b] as XpwcEntry).fileOffset,
+    );
+  }
 
   const windows: Mapping[] = [];
   let group: number[] = [];
@@ -54,10 +65,10 @@ export function mapEntriesInWindows(
     // A zero-length entry still needs one byte mapped to have a buffer to view.
     const mapping = file.mapped.map(start, Math.max(end - start, 1), { writable: false });
     windows.push(mapping);
+    const buffer = mapping.buffer;
     for (const i of group) {
       const entry = entries[i] as XpwcEntry;
-      const at = entry.fileOffset - start;
-      views[i] = new Uint8Array(mapping.buffer, at, entry.dataSize);
+      views[i] = new Uint8Array(buffer, entry.fileOffset - start, entry.dataSize);
     }
     group = [];
   };
