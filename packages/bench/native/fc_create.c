@@ -1,9 +1,10 @@
-/**
- * C source of the native reference: creates `layers` fully-connected operators of
- * dim x dim with XNNPACK's xnn_create_fully_connected_nc_f32, which packs the weights in C
- * on every create (the 2022 library has no weights cache). Prints one JSON line.
- */
-export const NATIVE_PROGRAM_C = `#include <math.h>
+// Native reference of the bench's `native` section: creates `layers` fully-connected
+// operators of dim x dim with XNNPACK's xnn_create_fully_connected_nc_f32, which packs the
+// weights in C on every create (the 2022 library in Debian has no weights cache).
+// Prints one JSON line: {"roundsMs":[...]}.
+// Compiled at run time by src/native.ts: cc -O2 fc_create.c -o fc_create -lXNNPACK
+// Usage: fc_create <layers> <dim> <rounds>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   size_t layers = strtoul(argv[1], NULL, 10), dim = strtoul(argv[2], NULL, 10);
   int rounds = atoi(argv[3]);
   if (xnn_initialize(NULL) != xnn_status_success) {
-    printf("{\\"error\\":\\"xnn_initialize failed\\"}\\n");
+    printf("{\"error\":\"xnn_initialize failed\"}\n");
     return 1;
   }
   float **w = malloc(layers * sizeof *w), **b = malloc(layers * sizeof *b);
@@ -40,14 +41,14 @@ int main(int argc, char **argv) {
     fill(w[l], dim * dim, (uint32_t)l + 1);
     fill(b[l], dim, 100000u + (uint32_t)l);
   }
-  printf("{\\"roundsMs\\":[");
+  printf("{\"roundsMs\":[");
   for (int r = 0; r < rounds; r++) {
     double start = now_ms();
     for (size_t l = 0; l < layers; l++) {
       enum xnn_status status = xnn_create_fully_connected_nc_f32(
           dim, dim, dim, dim, w[l], b[l], -INFINITY, INFINITY, 0, &ops[l]);
       if (status != xnn_status_success) {
-        printf("]}\\n{\\"error\\":\\"xnn_create_fully_connected_nc_f32 returned %d\\"}\\n", (int)status);
+        printf("]}\n{\"error\":\"xnn_create_fully_connected_nc_f32 returned %d\"}\n", (int)status);
         return 1;
       }
     }
@@ -55,7 +56,6 @@ int main(int argc, char **argv) {
     for (size_t l = 0; l < layers; l++) xnn_delete_operator(ops[l]);
     printf("%s%.3f", r ? "," : "", elapsed);
   }
-  printf("]}\\n");
+  printf("]}\n");
   return 0;
 }
-`;

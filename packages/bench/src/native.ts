@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { PackResult } from './child-protocol.js';
 import { runInChild } from './children.js';
 import { coldWarmRuns, measureColdWarm } from './cold-warm.js';
 import { minOf } from './measure.js';
-import { NATIVE_PROGRAM_C } from './native-program.js';
 import { coldWarmModels } from './sizes.js';
 import {
   type BenchOptions,
@@ -16,6 +16,9 @@ import {
   weightBytesOf,
 } from './types.js';
 
+/** The C reference program (../native/fc_create.c from both src/ and dist/). */
+const NATIVE_SOURCE = fileURLToPath(new URL('../native/fc_create.c', import.meta.url));
+
 /** Link flags tried in order: the shared library pulls its own deps; a static one needs them. */
 const LINK_ATTEMPTS = [
   ['-lXNNPACK'],
@@ -25,8 +28,7 @@ const LINK_ATTEMPTS = [
 /** Compiles the reference program, or returns why it cannot be built here. */
 function buildNative(dir: string): { binary: string; flags: string[] } | { missing: string } {
   mkdirSync(dir, { recursive: true });
-  const source = join(dir, 'fc_create.c');
-  writeFileSync(source, NATIVE_PROGRAM_C);
+  const source = NATIVE_SOURCE;
   // Debian's xnnpack.h includes <pthreadpool.h>, which libxnnpack-dev does not ship: a
   // one-line declaration searched after the system folders stands in when it is absent.
   writeFileSync(join(dir, 'pthreadpool.h'), 'typedef struct pthreadpool* pthreadpool_t;\n');

@@ -64,7 +64,7 @@ export async function runBench(
     sections.push(await runSection(id, { ...options, shared }));
   }
   return {
-    tool: 'memlayer bench (@memlayer/cli)',
+    tool: '@memlayer/bench',
     quick: options.quick,
     machine,
     seconds: (nowMs() - started) / 1000,

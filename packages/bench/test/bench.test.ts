@@ -1,7 +1,32 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memlayer, type RunResult, tempDir } from './helpers.js';
+import { benchMain } from '../src/cli.js';
+
+interface RunResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** One bench invocation in this process, on the sources, with captured output. */
+async function bench(args: string[], cwd = process.cwd()): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const status = await benchMain(args, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    stderrIsTTY: false,
+    env: {},
+    cwd,
+  });
+  return { status, stdout, stderr };
+}
 
 interface ReportJson {
   quick: boolean;
@@ -14,15 +39,15 @@ interface ReportJson {
   }>;
 }
 
-describe('memlayer bench', () => {
-  const { dir, cleanup } = tempDir();
-  afterAll(cleanup);
+describe('bench', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memlayer-bench-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'report');
   // Cheap in-process sections only (the others start measurement children, which run from a
   // build); none of these assertions look at a timing or a ratio.
   let run: RunResult;
   beforeAll(async () => {
-    run = await memlayer(['bench', '--quick', '--only', 'device,mmap', '--out', out]);
+    run = await bench(['--quick', '--only', 'device,mmap', '--out', out]);
   });
 
   it('exits 0 and prints a markdown table per section on stdout', async () => {
@@ -63,15 +88,36 @@ describe('memlayer bench', () => {
   });
 
   it('--json prints the JSON document on stdout', async () => {
-    const json = await memlayer(['bench', '--quick', '--only', 'device', '--json', '--out', out]);
+    const json = await bench(['--quick', '--only', 'device', '--json', '--out', out]);
     expect(json.status).toBe(0);
     const report = JSON.parse(json.stdout) as ReportJson;
     expect(report.sections.map((section) => section.id)).toEqual(['device']);
   });
 
   it('rejects an unknown section with exit code 2', async () => {
-    const bad = await memlayer(['bench', '--only', 'nope', '--out', out]);
+    const bad = await bench(['--only', 'nope', '--out', out]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--only');
+  });
+
+  it('without --out writes to a new temp folder and prints it, not into the cwd', async () => {
+    const cwd = join(dir, 'cwd');
+    mkdirSync(cwd);
+    const result = await bench(['--quick', '--only', 'device'], cwd);
+    expect(result.status, result.stderr).toBe(0);
+    const written = /Report written to (\S+):/.exec(result.stdout)?.[1];
+    expect(written).toBeDefined();
+    expect(existsSync(join(written as string, 'report.md'))).toBe(true);
+    rmSync(written as string, { recursive: true, force: true });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('accepts the `--` pnpm passes through and prints its usage on --help', async () => {
+    const help = await bench(['--', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('--only <ids>');
+    const bad = await bench(['--nope']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--nope');
   });
 });
