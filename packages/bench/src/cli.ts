@@ -82,8 +82,9 @@ function parse(argv: string[]) {
 
 /** One bench invocation: runs the sections, writes the report, returns the exit code. */
 export async function benchMain(argv: string[], io: BenchIo): Promise<number> {
-  // pnpm passes the `--` of `pnpm bench -- --only mmap` through to the script.
-  const args = argv[0] === '--' ? argv.slice(1) : argv;
+  // pnpm appends `-- --only mmap` (from `pnpm bench -- --only mmap`) after the script's own
+  // options; the bench takes no positionals, so the separator is dropped wherever it is.
+  const args = argv.filter((arg) => arg !== '--');
   let options: ReturnType<typeof parse>;
   try {
     options = parse(args);

@@ -113,7 +113,7 @@ describe('bench', () => {
   });
 
   it('accepts the `--` pnpm passes through and prints its usage on --help', async () => {
-    const help = await bench(['--', '--help']);
+    const help = await bench(['--quick', '--out', out, '--', '--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--only <ids>');
     const bad = await bench(['--nope']);
