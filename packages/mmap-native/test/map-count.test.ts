@@ -69,11 +69,11 @@ describe.skipIf(!isLinux)('mapping limits in a real process (Linux)', () => {
     const limit = readMaxMapCount();
     expect(limit).not.toBeNull();
     const path = join(dir, 'many.bin');
-    const result = await runChild(process.execPath, [
-      ...nodeArgs(fixture('map-until-refused.ts')),
-      path,
-      '4096',
-    ]);
+    const result = await runChild(
+      process.execPath,
+      [...nodeArgs(fixture('map-until-refused.ts')), path, '4096'],
+      { timeoutMs: 110_000 },
+    ); // 63k maps and a tsx start take tens of seconds on a loaded machine
     expect(result.signal, result.stderr).toBeNull();
     expect(result.code, result.stderr).toBe(0);
     const report = lastJson<Report>(result);
