@@ -210,6 +210,11 @@ test('bench only says where the benchmark suite went (exit 2, nothing written)',
   expect(result.stdout).toBe('');
   expect(result.stderr).toContain('pnpm bench');
   expect(existsSync(join(dir, 'docs'))).toBe(false);
+  // Old invocations get the same pointer, not "unknown option".
+  const old = await memlayer(['bench', '--quick', '--only', 'mmap', '--out', join(dir, 'r')]);
+  expect(old.status).toBe(2);
+  expect(old.stderr).toContain('pnpm bench');
+  expect(existsSync(join(dir, 'r'))).toBe(false);
   const help = await memlayer(['help', 'bench']);
   expect(help.status).toBe(0);
   expect(help.stdout).toContain('pnpm bench');

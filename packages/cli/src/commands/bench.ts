@@ -11,7 +11,14 @@ export const benchCommand: Command = {
   summary:
     'moved out of the published CLI: run `pnpm bench` (or `pnpm bench:quick`) from a clone of the memlayer repository',
   args: '',
-  options: {},
+  // The suite's old options still parse, so `memlayer bench --quick` gets the message below
+  // rather than "unknown option".
+  options: {
+    quick: { type: 'boolean', description: 'ignored (the suite moved)' },
+    out: { type: 'string', value: '<dir>', description: 'ignored (the suite moved)' },
+    json: { type: 'boolean', description: 'ignored (the suite moved)' },
+    only: { type: 'string', value: '<sections>', description: 'ignored (the suite moved)' },
+  },
   run() {
     throw new CliError(
       'memlayer bench is no longer part of the published CLI; the benchmark suite is the repository package packages/bench',
