@@ -161,15 +161,7 @@ function readRecord(path: string): Map<string, KnownFile> | undefined {
   }
 }
 
-/** 64 lower-case hex digits (a charCode loop: a record holds one per tensor). */
-function isHexDigest(text: string): boolean {
-  if (text.length !== 64) return false;
-  for (let i = 0; i < 64; i++) {
-    const c = text.charCodeAt(i);
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
-  }
-  return true;
-}
+const DIGEST = /^[0-9a-f]{64}$/;
 const BIGINT = /^[0-9]{1,20}$/;
 
 function decodeRecord(text: string): Map<string, KnownFile> {
@@ -191,7 +183,7 @@ function decodeRecord(text: string): Map<string, KnownFile> {
       tensors.push(tensor);
       const digest = (row as TensorRow)[5];
       if (digest !== null) {
-        if (typeof digest !== 'string' || !isHexDigest(digest)) throw new Error('bad digest');
+        if (typeof digest !== 'string' || !DIGEST.test(digest)) throw new Error('bad digest');
         digests.set(tensor.name, digest);
       }
     }

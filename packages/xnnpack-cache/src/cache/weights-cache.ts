@@ -240,12 +240,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#endBuild();
 
     const names: string[] = [];
-    for (const [name, meta] of this.#meta) {
-      if (!meta.inCurrentRuntime) continue;
+    // forEach, not for-of over entries: no [name, meta] pair allocated per entry.
+    this.#meta.forEach((meta, name) => {
+      if (!meta.inCurrentRuntime) return;
       meta.refCount++;
       meta.inCurrentRuntime = false;
       names.push(name);
-    }
+    });
     this.#storage.sync();
     try {
       this.savePackedIndex();
@@ -294,8 +295,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * Throws ERR_CACHE_SAVE_FAILED when the file could not be written.
    */
   savePackedIndex(): void {
+    // A full hit changed nothing: skip building one entry object per entry.
+    if (this.#storage.needsEntries?.() === false) {
+      this.#storage.persist([]);
+      return;
+    }
     const entries: StoredEntry[] = [];
-    for (const [name, meta] of this.#meta) {
+    this.#meta.forEach((meta, name) => {
       const region = this.#slots.regionAt(meta.offset);
       const { seed, fingerprint, dataSize, refCount, layout } = meta;
       const lastUsed = meta.lastUsed ?? 0;
@@ -305,7 +311,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
           ? { name, seed, fingerprint, dataSize, region, refCount, lastUsed }
           : { name, seed, fingerprint, dataSize, region, refCount, lastUsed, layout },
       );
-    }
+    });
     for (const name of this.#storage.persist(entries)) {
       const meta = this.#meta.get(name);
       if (meta !== undefined) meta.fromLoad = true;

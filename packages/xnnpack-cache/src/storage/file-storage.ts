@@ -185,6 +185,12 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     }
   }
 
+  needsEntries(): boolean {
+    // Without a budget the use order (BudgetKeeper.note) is never read.
+    if (this.#options.maxFileBytes !== null) return true;
+    return this.#offReason === null && this.#session.file !== null && this.#unsaved;
+  }
+
   persist(entries: readonly StoredEntry[]): readonly string[] {
     const finalizing = this.#finalizing;
     this.#finalizing = false;

@@ -122,6 +122,11 @@ export interface PackedStorage {
    */
   persist(entries: readonly StoredEntry[]): readonly string[];
   /**
+   * False when persist() would use no entry now (nothing reserved since the last save and
+   * no use order to keep): the cache then calls persist([]) and skips building the list.
+   */
+  needsEntries?(): boolean;
+  /**
    * Called once per reserved region, right after it was packed and inserted: a file
    * storage checksums it while the bytes are hot and may start writing it back.
    */
