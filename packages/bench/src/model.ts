@@ -1,4 +1,4 @@
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeSafetensors, type F32TensorInput } from '@memlayer/module-loader';
 import { fillWeights } from './measure.js';
@@ -31,7 +31,7 @@ export function writeModel(dir: string, spec: ModelSpec): string {
       tensors.push({ name: `l${layer}.bias`, shape: [spec.dim], data: bias });
     }
     const file = `weights-${files.length}.safetensors`;
-    writeFileSync(join(dir, file), encodeSafetensors(tensors));
+    writeLargeFile(join(dir, file), encodeSafetensors(tensors));
     // A model is normally written long before it is loaded. The loader re-reads a file
     // modified within the last seconds (a same-size rewrite could share its mtime), so
     // a just-written file would be hashed again by the warm start.
@@ -62,4 +62,17 @@ export function writeModel(dir: string, spec: ModelSpec): string {
   const path = join(dir, 'program.json');
   writeFileSync(path, JSON.stringify(manifest));
   return path;
+}
+
+/** One write(2) takes at most 2 GiB - 1 bytes: larger shards are written in pieces. */
+function writeLargeFile(path: string, bytes: Uint8Array): void {
+  const piece = 1024 * 1024 * 1024;
+  const fd = openSync(path, 'w');
+  try {
+    for (let offset = 0; offset < bytes.byteLength; ) {
+      offset += writeSync(fd, bytes, offset, Math.min(piece, bytes.byteLength - offset));
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
