@@ -114,7 +114,8 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
   assertPositiveInteger(inputChannels, 'inputChannels');
   assertPositiveInteger(outputChannels, 'outputChannels');
   const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
-  assertTiling(tiling);
+  // The default is a frozen, valid preset: checked per operator only when one is given.
+  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
   const extraBytes = options.extraBytes ?? 0;
   if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
   const range = outputRange(options.outputMin, options.outputMax);
