@@ -63,6 +63,7 @@ export {
   type ReadonlyLoadBackendOptionsMap,
 } from './options/load-backend-options-map.js';
 export { OwnedOptionsMap } from './options/owned-options-map.js';
+export { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './program/json-shape.js';
 export {
   type CallableMethodManifest,
   type CompileSpecValue,

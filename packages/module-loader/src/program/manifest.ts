@@ -1,4 +1,5 @@
 import { ModuleLoaderError } from '../errors.js';
+import { findJsonShapeProblem, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './json-shape.js';
 
 /** `format` value every manifest carries, so a stray JSON file is not taken for a program. */
 export const PROGRAM_FORMAT = 'memlayer-program';
@@ -70,6 +71,15 @@ export function parseManifest(text: string, file: string): ProgramManifest {
   };
   if (text.length > MAX_MANIFEST_BYTES)
     fail('$', `manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
+  const shape = findJsonShapeProblem(text);
+  if (shape !== null) {
+    fail(
+      '$',
+      shape.kind === 'depth'
+        ? `nested deeper than ${MAX_JSON_DEPTH} levels (at character ${shape.offset})`
+        : `more than ${MAX_JSON_CONTAINERS} objects and arrays (at character ${shape.offset})`,
+    );
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);
