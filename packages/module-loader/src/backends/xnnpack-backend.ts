@@ -225,10 +225,11 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       // A one-shot save for this init (never stored as a global option).
       if (options.saveWeightCacheOnDisk) this.saveAll();
     } catch (error) {
-      // Leave the cache as it was: finalize what this build touched, then drop it again.
-      if (initialized && !cache.isFinalized()) packedDataNames = cache.finalizeForRuntime();
-      if (cache.isFinalized() && packedDataNames.length > 0)
-        cache.deletePackedData(packedDataNames);
+      // Leave the cache as it was: drop the failed build's reservations, views and the
+      // entries only it packed, without taking references or committing anything. After a
+      // finalize that succeeded (a failed save), drop the references it took.
+      if (initialized && !cache.isFinalized()) cache.abortRuntime();
+      else if (packedDataNames.length > 0) cache.deletePackedData(packedDataNames);
       lease?.release();
       throw error;
     }
