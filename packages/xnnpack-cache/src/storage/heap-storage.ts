@@ -20,16 +20,40 @@ export interface HeapStorageOptions {
   readonly fallbackReason?: FallbackReason;
 }
 
+/** One ArrayBuffer that small regions are carved from, in order, and never reused. */
+interface Slab {
+  readonly buffer: ArrayBuffer;
+  cursor: number;
+}
+
 /**
- * Packed bytes on the JS heap: one ArrayBuffer per region, so each region starts at
- * byteOffset 0 (aligned) and is freed independently. Nothing is ever persisted.
+ * First slab; each later one doubles up to the maximum, so a small model allocates little
+ * and a large one few buffers.
+ */
+const FIRST_SLAB_BYTES = 64 << 10;
+const MAX_SLAB_BYTES = 4 << 20;
+/** Regions above this get an ArrayBuffer of their own: they would waste a slab's tail. */
+const MAX_CARVED_BYTES = 256 << 10;
+
+/**
+ * Packed bytes on the JS heap. One ArrayBuffer per region costs more than packing a small
+ * layer (a backing store, its accounting, an external-memory GC hint each), so regions up
+ * to 256 KiB are carved from shared slabs at 64-byte aligned offsets; larger ones get a
+ * buffer of their own. Every region is released on its own (its bytes count no more). Fresh
+ * ArrayBuffer bytes are zero and slab bytes are never handed out twice, so every region is
+ * `zeroed`. A slab is held only by the views of its regions (and while it is the one carved
+ * from): the GC frees it when the last of them is released and dropped. Nothing is ever
+ * persisted.
  */
 export class HeapStorage implements PackedStorage {
   readonly #maxBytes: number;
   readonly #live = new Set<PackedRegion>();
   readonly #fallbackReason: FallbackReason | undefined;
+  #slab: Slab | null = null;
+  #nextSlabBytes = FIRST_SLAB_BYTES;
   #heapBytes = 0;
-  #counted = { count: 0, bytes: 0 };
+  #countedRegions = 0;
+  #countedBytes = 0;
 
   constructor(options: HeapStorageOptions = {}) {
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
@@ -46,18 +70,32 @@ export class HeapStorage implements PackedStorage {
     assertNonNegativeInteger(n, 'n');
     const reservedBytes = roundUp(Math.max(n, 1), PACKED_ALLOCATION_ALIGNMENT);
     if (this.#heapBytes + reservedBytes > this.#maxBytes) return null;
-    let buffer: ArrayBuffer;
+    let region: PackedRegion;
     try {
-      buffer = new ArrayBuffer(reservedBytes);
+      if (reservedBytes <= MAX_CARVED_BYTES) {
+        const slab = this.#slabWithRoom(reservedBytes);
+        region = {
+          bytes: new Uint8Array(slab.buffer, slab.cursor, n),
+          reservedBytes,
+          zeroed: true,
+        };
+        slab.cursor += reservedBytes;
+      } else {
+        region = {
+          bytes: new Uint8Array(new ArrayBuffer(reservedBytes), 0, n),
+          reservedBytes,
+          zeroed: true,
+        };
+      }
     } catch (error) {
       // Allocation failure is a null reservation (the provider contract), not a throw.
       if (error instanceof RangeError) return null;
       throw error;
     }
-    const region: PackedRegion = { bytes: new Uint8Array(buffer, 0, n), reservedBytes };
     this.#live.add(region);
     this.#heapBytes += reservedBytes;
-    this.#counted = { count: this.#counted.count + 1, bytes: this.#counted.bytes + reservedBytes };
+    this.#countedRegions++;
+    this.#countedBytes += reservedBytes;
     return region;
   }
 
@@ -78,12 +116,31 @@ export class HeapStorage implements PackedStorage {
 
   close(): void {
     this.#live.clear();
+    this.#slab = null;
+    this.#nextSlabBytes = FIRST_SLAB_BYTES;
     this.#heapBytes = 0;
   }
 
   stats(): StorageStats {
     const stats = { heapBytes: this.#heapBytes, fileBytes: 0, orphanBytes: 0, mappedBytes: 0 };
     const reason = this.#fallbackReason;
-    return reason === undefined ? stats : { ...stats, fallback: { [reason]: this.#counted } };
+    if (reason === undefined) return stats;
+    return {
+      ...stats,
+      fallback: { [reason]: { count: this.#countedRegions, bytes: this.#countedBytes } },
+    };
+  }
+
+  /** The current slab, or a fresh one when it cannot hold `bytes` more. */
+  #slabWithRoom(bytes: number): Slab {
+    const current = this.#slab;
+    if (current !== null && current.buffer.byteLength - current.cursor >= bytes) return current;
+    // The old slab's tail (< the region asked for) is left unused.
+    let size = this.#nextSlabBytes;
+    while (size < bytes) size *= 2;
+    const slab: Slab = { buffer: new ArrayBuffer(size), cursor: 0 };
+    this.#nextSlabBytes = Math.min(size * 2, MAX_SLAB_BYTES);
+    this.#slab = slab;
+    return slab;
   }
 }
