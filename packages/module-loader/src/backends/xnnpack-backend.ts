@@ -185,11 +185,18 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     try {
       cache.initializeForRuntime((keyed ?? program.namedData) as NamedDataMap);
       initialized = true;
-      const linear = method.graph.filter((node) => node.op === 'linear');
-      const totalWeightBytes = linear.reduce(
-        (sum, node) => sum + 4 * elementsOf(program.namedData.info(node.weight)?.shape ?? []),
-        0,
-      );
+      // Progress totals are only read by onOperatorCreated: without it, no extra pass.
+      const onCreated = this.onOperatorCreated;
+      let totalOperators = 0;
+      let totalWeightBytes = 0;
+      if (onCreated !== undefined) {
+        const linear = method.graph.filter((node) => node.op === 'linear');
+        totalOperators = linear.length;
+        totalWeightBytes = linear.reduce(
+          (sum, node) => sum + 4 * elementsOf(program.namedData.info(node.weight)?.shape ?? []),
+          0,
+        );
+      }
       let weightBytes = 0;
       method.graph.forEach((node, index) => {
         if (node.op !== 'linear') return;
@@ -211,11 +218,12 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
           fcOptions.xnnpackRevision = options.xnnpackRevision as XnnpackRevisionOption;
         const operator = createFullyConnectedNcF32(fcOptions);
         operators.set(index, operator);
+        if (onCreated === undefined) return;
         weightBytes += 4 * elementsOf(kernel.shape);
         this.onOperatorCreated?.({
           methodName,
           operators: operators.size,
-          totalOperators: linear.length,
+          totalOperators,
           weightBytes,
           totalWeightBytes,
           cacheHit: operator.cacheHit,
