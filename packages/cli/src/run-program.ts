@@ -7,6 +7,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   type Tensor,
+  type WeightStats,
   type XnnpackHandle,
 } from '@memlayer/module-loader';
 import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
@@ -46,7 +47,11 @@ export interface RunReport {
     dirtyBytes: number;
     cleanBytes: number;
     memoryMeasured: boolean;
+    /** Bytes and counts that went to the heap instead of the file, per reason. */
+    fallback: Readonly<Record<string, { count: number; bytes: number }>>;
   } | null;
+  /** What loading the weights cost: files statted, opened, hashed; bytes hashed and mapped. */
+  weights: WeightStats | null;
   device: { bytesUploaded: number; committedBytes: number; committedAfterUnload: number } | null;
   outputs: { shape: [number, number]; crc32c: number; first: number[] }[];
 }
@@ -148,6 +153,7 @@ export function runProgram(options: RunProgramOptions): RunReport {
     packedBytesPacked: packsAfter.bytes - packsBefore.bytes,
     operators,
     cacheHits: handle.cacheHits ?? 0,
+    weights: handle.weightStats ?? null,
     cache:
       stats && memory
         ? {
@@ -160,6 +166,7 @@ export function runProgram(options: RunProgramOptions): RunReport {
             dirtyBytes: memory.dirtyBytes,
             cleanBytes: memory.cleanBytes,
             memoryMeasured: memory.available,
+            fallback: stats.fallback ?? {},
           }
         : null,
     device: device && {
