@@ -50,8 +50,19 @@ const nodeDir = process.env.npm_config_nodedir || localNodeDir();
 if (nodeDir) args.push(`--nodedir=${nodeDir}`);
 if (process.env.MEMLAYER_ADDON_DEBUG === '1') args.push('--debug');
 
-const result = spawnSync(process.execPath, args, { cwd: packageDir, stdio: 'inherit' });
+// node-gyp and make narrate every step; their output is shown only when the build fails
+// (or with MEMLAYER_ADDON_VERBOSE=1), so a first install or test run stays quiet.
+const verbose = process.env.MEMLAYER_ADDON_VERBOSE === '1';
+const result = spawnSync(process.execPath, args, {
+  cwd: packageDir,
+  stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+  maxBuffer: 64 * 1024 * 1024,
+});
 if (result.status !== 0) {
+  if (!verbose) {
+    process.stderr.write(result.stdout ?? '');
+    process.stderr.write(result.stderr ?? '');
+  }
   console.error(
     `mmap-native: building the addon failed (node-gyp exit ${result.status}). ` +
       'It needs python3, make and a C++ compiler; the heap backend still works with MEMLAYER_MMAP_BACKEND=heap.',
