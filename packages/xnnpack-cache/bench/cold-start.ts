@@ -34,6 +34,8 @@ const dir = mkdtempSync(join(process.env['MEMLAYER_BENCH_DIR'] ?? tmpdir(), 'xnn
 
 interface Sample {
   initMs: number;
+  /** CPU time of the same span (absent from a tree whose child does not report it). */
+  initCpuMs: number;
   wallMs: number;
 }
 
@@ -55,9 +57,14 @@ function runOnce(root: string, path: string): Sample {
   const wallMs = performance.now() - started;
   const line = child.stdout.split('\n').find((l) => l.includes('"init"'));
   if (line === undefined) throw new Error(`child failed in ${root}: ${child.stderr}`);
-  const report = JSON.parse(line) as { initMs: number; packCalls: number; heapBytes: number };
+  const report = JSON.parse(line) as {
+    initMs: number;
+    initCpuMs?: number;
+    packCalls: number;
+    heapBytes: number;
+  };
   if (path !== '' && report.heapBytes !== 0) throw new Error(`${root}: fell back to the heap`);
-  return { initMs: report.initMs, wallMs };
+  return { initMs: report.initMs, initCpuMs: report.initCpuMs ?? Number.NaN, wallMs };
 }
 
 const median = (xs: number[]) => {
@@ -84,11 +91,16 @@ try {
 const rows = [...samples].map(([root, { heap, file }]) => {
   const heapInit = median(heap.map((s) => s.initMs));
   const fileInit = median(file.map((s) => s.initMs));
+  const heapCpu = median(heap.map((s) => s.initCpuMs));
+  const fileCpu = median(file.map((s) => s.initCpuMs));
   return {
     root,
     heapInitMs: Math.round(heapInit),
     fileInitMs: Math.round(fileInit),
     fileOverHeap: Math.round((fileInit / heapInit) * 100) / 100,
+    heapInitCpuMs: Math.round(heapCpu),
+    fileInitCpuMs: Math.round(fileCpu),
+    fileOverHeapCpu: Math.round((fileCpu / heapCpu) * 100) / 100,
     heapWallMs: Math.round(median(heap.map((s) => s.wallMs))),
     fileWallMs: Math.round(median(file.map((s) => s.wallMs))),
   };

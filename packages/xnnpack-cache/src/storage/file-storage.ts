@@ -26,7 +26,7 @@ import type {
   StorageStats,
   StoredEntry,
 } from './packed-storage.js';
-import { RegionAllocator } from './region-allocator.js';
+import { RegionAllocator, StagingBuffers } from './region-allocator.js';
 import { emitCacheWarning } from './warnings.js';
 
 export type { CommitMode, FileStorageOptions, VerifyMode } from './file-storage-options.js';
@@ -70,6 +70,9 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   readonly #session: CacheFileSession;
   #windows: Mapping[] = [];
   readonly #regions = new Map<PackedRegion, FileRegion>();
+  /** Regions still packed in a staging buffer: seal() writes them to the file. */
+  readonly #staged = new Map<PackedRegion, Uint8Array>();
+  readonly #staging = new StagingBuffers();
   #offReason: FallbackReason | null = null;
   /** A file region was reserved since the last commit. */
   #unsaved = false;
@@ -138,7 +141,9 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     if (this.#offReason !== null) return this.#onHeap(this.#offReason, n, options);
     const length = alignUp(Math.max(n, 1), this.#pageSize);
     try {
-      if (!this.#budget.fits(this.#session.committed, this.#unsavedBytes(), length)) {
+      // Without a budget, skip summing the unsaved regions (a walk over all of them).
+      const budgeted = this.#options.maxFileBytes !== null;
+      if (budgeted && !this.#budget.fits(this.#session.committed, this.#unsavedBytes(), length)) {
         return this.#onHeap('over-budget', n, options);
       }
       return this.#reserveInFile(n, length);
@@ -156,16 +161,36 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       return;
     }
     this.#regions.delete(region);
+    this.#unstage(region);
     // Its bytes stay in the file as orphans until compaction.
     if (file.chunk !== null) this.#allocator.release(file.chunk);
   }
 
-  /** Checksums a freshly packed region while its bytes are still in the CPU caches. */
+  /**
+   * Checksums a freshly packed region while its bytes are still in the CPU caches; a
+   * staged region is then written to the file (pwrite) and its `bytes` become the mapped
+   * view of them (the cache reads `region.bytes` at every offsetToAddr).
+   */
   seal(region: PackedRegion, dataSize: number): void {
     const file = this.#regions.get(region);
     if (file === undefined || file.committed) return;
     file.crc32c = crc32cOf(region.bytes.subarray(0, dataSize));
     file.crcSize = dataSize;
+    if (!this.#staged.has(region) || file.chunk === null) return;
+    let mapped: Uint8Array;
+    try {
+      mapped = this.#allocator.writeStaged(file.chunk, file.fileOffset, region.bytes);
+    } catch (error) {
+      // The bytes stay in their staging buffer (now the region's own heap memory), never
+      // committed: the runtime keeps working.
+      this.#staged.delete(region);
+      this.#regions.delete(region);
+      this.#allocator.release(file.chunk);
+      this.#fallBack(reasonOf(error, 'io'), 'write packed weights to the cache file', error);
+      return;
+    }
+    (region as { bytes: Uint8Array }).bytes = mapped;
+    this.#unstage(region);
   }
 
   /**
@@ -243,6 +268,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     for (const window of this.#windows) window.close();
     this.#windows = [];
     this.#allocator.closeAll();
+    this.#staged.clear();
+    this.#staging.clear();
     this.#heap.close();
     const fileBytes = this.#session.close();
     this.#unsaved = false;
@@ -296,11 +323,14 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum, tail) =>
       this.#session.grow(bytes, minimum, tail),
     );
+    // Fresh file pages are zero, and so is a staging buffer handed out.
+    const staged = this.#allocator.stages(carved.chunk) ? this.#staging.take(n) : null;
     const region: PackedRegion = {
-      bytes: carved.bytes.subarray(0, n),
+      bytes: staged ?? carved.bytes.subarray(0, n),
       reservedBytes: length,
       zeroed: true,
     };
+    if (staged !== null) this.#staged.set(region, staged);
     this.#regions.set(region, {
       file: carved.chunk.file,
       fileOffset: carved.fileOffset,
@@ -311,6 +341,14 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     });
     this.#unsaved = true;
     return region;
+  }
+
+  /** Gives a region's staging buffer back for reuse. */
+  #unstage(region: PackedRegion): void {
+    const staged = this.#staged.get(region);
+    if (staged === undefined) return;
+    this.#staged.delete(region);
+    this.#staging.give(staged);
   }
 
   #scheduleBackgroundCommit(): void {
@@ -345,6 +383,13 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   #commit(entries: readonly StoredEntry[]): readonly string[] {
+    // An entry inserted without seal() (a caller other than the cache) is still staged:
+    // its bytes must reach the file before the commit references them.
+    if (this.#staged.size > 0) {
+      for (const entry of entries) {
+        if (this.#staged.has(entry.region)) this.seal(entry.region, entry.dataSize);
+      }
+    }
     const session = this.#session;
     const durable = this.#writer.save(entries, {
       format: session.format,
