@@ -1,6 +1,6 @@
 // Bounds every trailer decoder checks before it reads or allocates anything.
 import { invalidArgument, XpwcFormatError } from './errors.js';
-import { MAX_ENTRY_COUNT, MAX_TRAILER_BYTES } from './limits.js';
+import { MAX_ENTRY_COUNT, MAX_FILE_SIZE, MAX_TRAILER_BYTES } from './limits.js';
 import type { DecodeOptions } from './types.js';
 
 /**
@@ -47,4 +47,17 @@ export function checkDecodeOptions(options: DecodeOptions): DecodeOptions {
     throw invalidArgument('lenient must be a boolean');
   }
   return options;
+}
+
+/** An encoder refuses a trailer a reader would refuse: over MAX_TRAILER_BYTES or past MAX_FILE_SIZE. */
+export function checkEncodedTrailerSize(indexStart: number, size: number): void {
+  if (size > MAX_TRAILER_BYTES) {
+    throw new XpwcFormatError(
+      'ERR_XPWC_LIMIT',
+      `trailer would exceed MAX_TRAILER_BYTES (${MAX_TRAILER_BYTES})`,
+    );
+  }
+  if (indexStart + size > MAX_FILE_SIZE) {
+    throw new XpwcFormatError('ERR_XPWC_LIMIT', 'trailer would end beyond MAX_FILE_SIZE');
+  }
 }

@@ -4,8 +4,7 @@ import { MAGIC, V2_FOOTER_SIZE, VERSION_2 } from './constants.js';
 import { decodeEntries, type EntryFormat, prepareEntries, writeEntries } from './entry-codec.js';
 import { XpwcFormatError } from './errors.js';
 import { checkIndexStart, V2_FOOTER_FIELDS } from './footer.js';
-import { MAX_FILE_SIZE, MAX_TRAILER_BYTES } from './limits.js';
-import { checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
+import { checkEncodedTrailerSize, checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
 import type { FooterV2, TrailerV2, XpwcEntryV2, XpwcIssue } from './types.js';
 
 const V2_FORMAT: EntryFormat = { version: 2, withLayout: false };
@@ -59,15 +58,7 @@ export function encodeV2(entries: readonly XpwcEntryV2[], indexStart: number): U
   }
   const prepared = prepareEntries(entries, V2_FORMAT, indexStart);
   const size = prepared.size + V2_FOOTER_SIZE;
-  if (size > MAX_TRAILER_BYTES) {
-    throw new XpwcFormatError(
-      'ERR_XPWC_LIMIT',
-      `trailer would exceed MAX_TRAILER_BYTES (${MAX_TRAILER_BYTES})`,
-    );
-  }
-  if (indexStart + size > MAX_FILE_SIZE) {
-    throw new XpwcFormatError('ERR_XPWC_LIMIT', 'trailer would end beyond MAX_FILE_SIZE');
-  }
+  checkEncodedTrailerSize(indexStart, size);
   const out = new Uint8Array(size);
   const p = writeEntries(out, entries, prepared, V2_FORMAT);
   const dv = viewOf(out);

@@ -13,8 +13,8 @@ import { crc32cOf } from './crc.js';
 import { decodeEntries, type EntryFormat, prepareEntries, writeEntries } from './entry-codec.js';
 import { invalidArgument, XpwcFormatError } from './errors.js';
 import { badField, checkIndexStart, V3_FOOTER_FIELDS } from './footer.js';
-import { MAX_FILE_SIZE, MAX_IDENTITY_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
-import { checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
+import { MAX_IDENTITY_LENGTH } from './limits.js';
+import { checkEncodedTrailerSize, checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
 import type { FooterV3, TrailerV3, XpwcEntryV3 } from './types.js';
 
 export function decodeV3(
@@ -190,15 +190,7 @@ export function encodeV3(entries: readonly XpwcEntryV3[], options: EncodeOptions
   const format: EntryFormat = { version: 3, withLayout };
   const prepared = prepareEntries(entries, format, indexStart);
   const size = prepared.size + identity.length + V3_FOOTER_SIZE;
-  if (size > MAX_TRAILER_BYTES) {
-    throw new XpwcFormatError(
-      'ERR_XPWC_LIMIT',
-      `trailer would exceed MAX_TRAILER_BYTES (${MAX_TRAILER_BYTES})`,
-    );
-  }
-  if (indexStart + size > MAX_FILE_SIZE) {
-    throw new XpwcFormatError('ERR_XPWC_LIMIT', 'trailer would end beyond MAX_FILE_SIZE');
-  }
+  checkEncodedTrailerSize(indexStart, size);
   const out = new Uint8Array(size);
   let p = writeEntries(out, entries, prepared, format);
   out.set(identity, p);
