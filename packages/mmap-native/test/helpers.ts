@@ -129,3 +129,13 @@ export function startHolder(
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   return { child, locked, exited };
 }
+
+/** The error `fn` throws (with its `code`), or undefined when it returns. */
+export function errorOf(fn: () => unknown): (Error & { code?: string }) | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  return undefined;
+}

@@ -3,16 +3,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendName, MmapError, openMappedFile } from '../src/index.js';
-import { makeTempDir, startHolder, testedBackends } from './helpers.js';
-
-function errorOf(fn: () => unknown): (Error & { code?: string }) | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  return undefined;
-}
+import { errorOf, makeTempDir, startHolder, testedBackends } from './helpers.js';
 
 // The heap backend uses the addon's flock when it loads (always on Linux here), so a
 // lock held by another process excludes both backends.

@@ -14,16 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
 import { type BackendName, MmapError, openMappedFile } from '../src/index.js';
-import { lastJson, makeTempDir, runNodeFixture, testedBackends } from './helpers.js';
-
-function errorOf(fn: () => unknown): (Error & { code?: string }) | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  return undefined;
-}
+import { errorOf, lastJson, makeTempDir, runNodeFixture, testedBackends } from './helpers.js';
 
 describe.each(testedBackends)('open safety (%s)', (backend: BackendName) => {
   const { dir, cleanup } = makeTempDir();
