@@ -66,6 +66,29 @@ describe('operators belong to a build', () => {
   });
 });
 
+describe('unpacked views', () => {
+  it('a released view is unnamed to look-ups until it is loaded again, and is released once', () => {
+    const cache = new XNNWeightsCache();
+    const released: string[] = [];
+    cache.initializeForRuntime(releasing(layers(1), released));
+    const kernel = cache.loadUnpackedData('l0.weight');
+    const key = { seed: 1, kernel, bias: null, fingerprint: 1 };
+    expect(cache.lookUp(key)).toBe(-1);
+    expect(cache.lastLookUpUnnamed).toBe(false);
+    cache.releaseUnpackedData(kernel);
+    cache.releaseUnpackedData(kernel);
+    expect(released).toEqual(['l0.weight']);
+    expect(cache.lookUp(key)).toBe(-1);
+    expect(cache.lastLookUpUnnamed).toBe(true);
+    // Loaded again: named again, and released again at the end of the build.
+    expect(cache.loadUnpackedData('l0.weight')).toBe(kernel);
+    cache.lookUp(key);
+    expect(cache.lastLookUpUnnamed).toBe(false);
+    cache.finalizeForRuntime();
+    expect(released).toEqual(['l0.weight', 'l0.weight']);
+  });
+});
+
 describe('abortRuntime', () => {
   it('releases the bailed-out build at once: reservation, views, unheld entries', () => {
     const storage = new HeapStorage();

@@ -157,23 +157,26 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
         ? sourceRecordFor(options.packedCachePath)
         : undefined;
     program.namedData.resolve(record);
-    // Check every node against the weights before the cache is touched.
-    let features = new Map(method.inputs.map((input) => [input.name, input.features]));
-    method.graph.forEach((node, index) => {
-      features = this.planNode(node, index, features, context);
-    });
-    // The shared cache sees tensors by content; a private cache (weight cache off) by name.
+    // One pass checks every node against the weights before the cache is touched and
+    // takes each linear node's keys: the shared cache sees tensors by content, a private
+    // cache (weight cache off) by name.
     const keyed = useCache ? new ContentKeyedDataMap(program.namedData) : null;
     const contentKeys = new Map<number, { kernel: string; bias: string | null }>();
-    method.graph.forEach((node, index) => {
-      if (node.op !== 'linear') return;
+    const features = new Map<string, number>();
+    for (const input of method.inputs) features.set(input.name, input.features);
+    const graph = method.graph;
+    for (let index = 0; index < graph.length; index++) {
+      const node = graph[index] as GraphNode;
+      this.planNode(node, index, features, context);
+      if (node.op !== 'linear') continue;
+      const bias = node.bias;
       contentKeys.set(
         index,
         keyed
-          ? { kernel: keyed.add(node.weight), bias: node.bias ? keyed.add(node.bias) : null }
-          : { kernel: node.weight, bias: node.bias ?? null },
+          ? { kernel: keyed.add(node.weight), bias: bias === undefined ? null : keyed.add(bias) }
+          : { kernel: node.weight, bias: bias ?? null },
       );
-    });
+    }
     // Without the weight cache, the method packs into a private heap cache of its own.
     const lease: WeightsCacheLease | null = useCache
       ? this.caches.acquire(options.packedCachePath)
@@ -198,8 +201,9 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
         );
       }
       let weightBytes = 0;
-      method.graph.forEach((node, index) => {
-        if (node.op !== 'linear') return;
+      for (let index = 0; index < graph.length; index++) {
+        const node = graph[index] as GraphNode;
+        if (node.op !== 'linear') continue;
         const keys = contentKeys.get(index) as { kernel: string; bias: string | null };
         const kernel = cache.loadUnpackedData(keys.kernel);
         const bias = keys.bias === null ? null : cache.loadUnpackedData(keys.bias);
@@ -218,7 +222,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
           fcOptions.xnnpackRevision = options.xnnpackRevision as XnnpackRevisionOption;
         const operator = createFullyConnectedNcF32(fcOptions);
         operators.set(index, operator);
-        if (onCreated === undefined) return;
+        if (onCreated === undefined) continue;
         weightBytes += 4 * elementsOf(kernel.shape);
         this.onOperatorCreated?.({
           methodName,
@@ -228,7 +232,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
           totalWeightBytes,
           cacheHit: operator.cacheHit,
         });
-      });
+      }
       packedDataNames = cache.finalizeForRuntime();
       // A one-shot save for this init (never stored as a global option).
       if (options.saveWeightCacheOnDisk) this.saveAll();
@@ -332,45 +336,64 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     handle.lease?.release();
   }
 
-  /** Checks a node's tensors against the features flowing into it; returns the new map. */
+  /** Checks a node's tensors against the features flowing into it and records its output. */
   private planNode(
     node: GraphNode,
     index: number,
     features: Map<string, number>,
-    { methodName, program }: BackendInitContext,
-  ): Map<string, number> {
+    context: BackendInitContext,
+  ): void {
     const inFeatures = features.get(node.input) as number;
-    if (node.op !== 'linear') return features.set(node.output, inFeatures);
-    const kernel = program.namedData.info(node.weight);
-    // The field path is built only on failure: this runs once per node of every load.
-    const fail = (message: string, tensor: 'weight' | 'bias'): never => {
-      const at = `methods.${methodName}.graph[${index}].${tensor}`;
-      throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${program.path}: ${at}: ${message}`, {
-        file: program.path,
-        field: at,
-      });
-    };
+    if (node.op !== 'linear') {
+      features.set(node.output, inFeatures);
+      return;
+    }
+    const namedData = context.program.namedData;
+    const kernel = namedData.info(node.weight);
     if (!kernel || !FLOAT_DTYPES.has(kernel.dtype))
-      return fail(`weight "${node.weight}" is not in the program's weights`, 'weight');
-    if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
-      fail(
-        `weight "${node.weight}" has shape [${kernel.shape.join(', ')}]; expected [out, ${inFeatures}]`,
+      nodeProblem(
+        context,
+        index,
         'weight',
+        `weight "${node.weight}" is not in the program's weights`,
+      );
+    if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
+      nodeProblem(
+        context,
+        index,
+        'weight',
+        `weight "${node.weight}" has shape [${kernel.shape.join(', ')}]; expected [out, ${inFeatures}]`,
       );
     }
     if (node.bias !== undefined) {
-      const bias = program.namedData.info(node.bias);
+      const bias = namedData.info(node.bias);
       if (!bias || !FLOAT_DTYPES.has(bias.dtype))
-        return fail(`bias "${node.bias}" is not in the program's weights`, 'bias');
+        nodeProblem(context, index, 'bias', `bias "${node.bias}" is not in the program's weights`);
       if (bias.shape.length !== 1 || bias.shape[0] !== kernel.shape[0]) {
-        fail(
-          `bias "${node.bias}" has shape [${bias.shape.join(', ')}]; expected [${kernel.shape[0]}]`,
+        nodeProblem(
+          context,
+          index,
           'bias',
+          `bias "${node.bias}" has shape [${bias.shape.join(', ')}]; expected [${kernel.shape[0]}]`,
         );
       }
     }
-    return features.set(node.output, kernel.shape[0] as number);
+    features.set(node.output, kernel.shape[0] as number);
   }
+}
+
+/** A node whose tensors do not fit: the field path is built only here, on failure. */
+function nodeProblem(
+  { methodName, program }: BackendInitContext,
+  index: number,
+  tensor: 'weight' | 'bias',
+  message: string,
+): never {
+  const at = `methods.${methodName}.graph[${index}].${tensor}`;
+  throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${program.path}: ${at}: ${message}`, {
+    file: program.path,
+    field: at,
+  });
 }
 
 function elementsOf(shape: readonly number[]): number {

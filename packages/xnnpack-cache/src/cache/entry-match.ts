@@ -40,28 +40,25 @@ export function matchEntry(meta: PackedDataMeta, key: LookUpKey): Found {
 
 /**
  * Entry names: the kernel name immediately followed by the bias name, no separator
- * (ExecuTorch's naming). The last name built from each kernel name is kept, so a warm
- * look-up builds no string.
+ * (ExecuTorch's naming). The last name built is kept, so a miss's lookUp and the
+ * lookUpOrInsert that follows build one string; nothing is retained per entry.
  */
 export class EntryNames {
-  readonly #byKernel = new Map<string, string>();
+  #kernelName = '';
+  #biasName = '';
+  #name = '';
 
   of(kernelName: string, biasName: string): string {
-    const cached = this.#byKernel.get(kernelName);
-    // Every cached name starts with its kernel name: the length and the suffix decide.
-    if (
-      cached !== undefined &&
-      cached.length === kernelName.length + biasName.length &&
-      cached.endsWith(biasName)
-    ) {
-      return cached;
-    }
-    const name = kernelName + biasName;
-    this.#byKernel.set(kernelName, name);
-    return name;
+    if (kernelName === this.#kernelName && biasName === this.#biasName) return this.#name;
+    this.#kernelName = kernelName;
+    this.#biasName = biasName;
+    this.#name = kernelName + biasName;
+    return this.#name;
   }
 
   clear(): void {
-    this.#byKernel.clear();
+    this.#kernelName = '';
+    this.#biasName = '';
+    this.#name = '';
   }
 }
