@@ -1,4 +1,5 @@
 export { PACKED_ALLOCATION_ALIGNMENT, roundUp } from './alignment.js';
+export type { XNNWeightsCacheOptions } from './cache/cache-options.js';
 export {
   type WeightsCacheHandle,
   XNNWeightsCacheManager,
@@ -7,7 +8,7 @@ export {
 export type { PackedDataMeta } from './cache/packed-data-meta.js';
 export { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './cache/provider.js';
 export type { WeightsCacheStats } from './cache/stats.js';
-export { XNNWeightsCache, type XNNWeightsCacheOptions } from './cache/weights-cache.js';
+export { XNNWeightsCache } from './cache/weights-cache.js';
 export { WeightsCacheError, type WeightsCacheErrorCode } from './errors.js';
 export {
   InMemoryNamedDataMap,

@@ -1,4 +1,4 @@
-import type { FallbackCount } from '../storage/packed-storage.js';
+import type { FallbackCount, StorageStats } from '../storage/packed-storage.js';
 
 /** Counters and sizes reported by XNNWeightsCache.stats(). */
 export interface WeightsCacheStats {
@@ -29,4 +29,33 @@ export interface WeightsCacheStats {
   readonly maxFileBytes?: number | null;
   /** Entries evicted from the file to stay within its budget. */
   readonly evicted?: { readonly entries: number; readonly bytes: number };
+}
+
+/** The cache's own counters, reported as they are. */
+export interface LookUpCounters {
+  readonly hits: number;
+  readonly misses: number;
+  readonly seedRejects: number;
+  readonly layoutRejects: number;
+  readonly entries: number;
+}
+
+/** Stats of a cache: its counters, its packed buffers' totals and its storage's figures. */
+export function weightsCacheStats(
+  counters: LookUpCounters,
+  slots: { readonly packedBytes: number; readonly unnamedEntries: number },
+  storage: StorageStats,
+): WeightsCacheStats {
+  return {
+    ...counters,
+    unnamedEntries: slots.unnamedEntries,
+    packedBytes: slots.packedBytes,
+    heapBytes: storage.heapBytes,
+    fileBytes: storage.fileBytes,
+    orphanBytes: storage.orphanBytes,
+    mappedBytes: storage.mappedBytes,
+    ...(storage.fallback === undefined ? {} : { fallback: storage.fallback }),
+    ...(storage.maxFileBytes === undefined ? {} : { maxFileBytes: storage.maxFileBytes }),
+    ...(storage.evicted === undefined ? {} : { evicted: storage.evicted }),
+  };
 }

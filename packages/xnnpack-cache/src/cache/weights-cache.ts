@@ -1,3 +1,7 @@
+// The provider protocol of ExecuTorch's XNNWeightsCache in one class (about 460 lines): each
+// public method is one step of that protocol and reads best next to the others. What the
+// steps share lives beside it: entry columns (entry-table), reservations, unpacked views,
+// entry names, packed slots, stats and the options that pick a storage.
 import {
   assertNonNegativeInteger,
   describeValue,
@@ -10,41 +14,26 @@ import {
   DEFAULT_XNNPACK_REVISION,
   type XnnpackRevision,
 } from '../packing/xnnpack-revisions.js';
-import { FileStorage, type FileStorageOptions } from '../storage/file-storage.js';
-import { HeapStorage } from '../storage/heap-storage.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
-import type { PackedRegion, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import type { PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import { storageFor, type XNNWeightsCacheOptions } from './cache-options.js';
 import {
   EntryNames,
   type Found,
   HIT,
   MISS,
-  matchEntry,
   STALE_LAYOUT,
   STALE_SEED,
   UNNAMED,
 } from './entry-match.js';
+import { EntryTable, NO_ROW } from './entry-table.js';
 import { bytesEqual, validateKey } from './key.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import { PackedSlots } from './packed-slots.js';
 import { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './provider.js';
-import type { WeightsCacheStats } from './stats.js';
+import { Reservations } from './reservations.js';
+import { type WeightsCacheStats, weightsCacheStats } from './stats.js';
 import { UnpackedViews } from './unpacked-views.js';
-
-export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions, 'path'>> {
-  /** Where packed bytes live; overrides `path`. */
-  readonly storage?: PackedStorage;
-  /**
-   * Cache file: a non-empty path makes the cache file-backed (a FileStorage with the other
-   * options); empty or omitted means heap only, no file touched.
-   */
-  readonly path?: string;
-  /**
-   * XNNPACK revision whose operator-type numbers seed the operators created through this
-   * cache (default '92a7ad50', what ExecuTorch main pins); an operator may override it.
-   */
-  readonly xnnpackRevision?: XnnpackRevision;
-}
 
 /**
  * Packed-weights cache with XNNPACK weights-cache provider semantics, as ExecuTorch's
@@ -62,13 +51,14 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   readonly #views = new UnpackedViews();
   /** Offset → packed buffer. */
   readonly #slots = new PackedSlots();
-  readonly #meta = new Map<string, PackedDataMeta>();
+  readonly #entries = new EntryTable();
   readonly #entryNames = new EntryNames();
   /** Reservations handed out and not yet inserted, by the bytes object returned. */
-  readonly #pending = new Map<Uint8Array, PackedRegion>();
+  readonly #pending = new Reservations();
   #lastLookUpUnnamed = false;
   #foundName = '';
-  #foundMeta: PackedDataMeta | undefined;
+  /** Row of the named entry the last #find saw, or NO_ROW. */
+  #foundRow = NO_ROW;
   #tick = 0;
   #hits = 0;
   #misses = 0;
@@ -101,7 +91,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#views.begin(namedDataMap);
     this.#finalized = false;
     this.#building = true;
-    const loaded = this.#storage.open({ hasEntries: this.#meta.size > 0 });
+    const loaded = this.#storage.open({ hasEntries: this.#entries.size > 0 });
     for (const entry of loaded) this.#addLoaded(entry);
   }
 
@@ -125,11 +115,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#assertBuilding('lookUp');
     const found = this.#find(key);
     if (found === HIT) {
-      const meta = this.#foundMeta as PackedDataMeta;
-      meta.inCurrentRuntime = true;
-      meta.lastUsed = ++this.#tick;
+      const row = this.#foundRow;
+      this.#entries.use(row, ++this.#tick);
       this.#hits++;
-      return meta.offset;
+      return this.#entries.offset(row);
     }
     if (found === STALE_SEED) this.#seedRejects++;
     else if (found === STALE_LAYOUT) this.#layoutRejects++;
@@ -146,7 +135,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     assertNonNegativeInteger(n, 'n');
     const region = this.#storage.reserve(n, { persistable: !this.#lastLookUpUnnamed });
     if (region === null) return null;
-    this.#pending.set(region.bytes, region);
+    this.#pending.add(region);
     return region.bytes;
   }
 
@@ -163,12 +152,13 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   lookUpOrInsert(key: LookUpKey, packed: Uint8Array | null, size: number): number {
     this.#assertBuilding('lookUpOrInsert');
     const found = this.#find(key);
-    const foundMeta = this.#foundMeta;
+    const entries = this.#entries;
+    const foundRow = this.#foundRow;
     // A null buffer follows a hit: nothing was packed, nothing to compare.
     if (packed === null) {
       if (found !== HIT) return NOT_FOUND;
-      (foundMeta as PackedDataMeta).inCurrentRuntime = true;
-      return (foundMeta as PackedDataMeta).offset;
+      entries.setInCurrentRuntime(foundRow, true);
+      return entries.offset(foundRow);
     }
     if (!(packed instanceof Uint8Array)) invalidArgument('a Uint8Array or null', 'packed', packed);
     assertNonNegativeInteger(size, 'size');
@@ -177,21 +167,19 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     }
 
     if (found === HIT) {
-      const meta = foundMeta as PackedDataMeta;
-      const stored = this.#slots.regionAt(meta.offset).bytes;
+      const offset = entries.offset(foundRow);
+      const stored = this.#slots.regionAt(offset).bytes;
       if (size <= stored.byteLength && bytesEqual(packed, stored, size)) {
-        meta.inCurrentRuntime = true;
-        meta.lastUsed = ++this.#tick;
-        return meta.offset;
+        entries.use(foundRow, ++this.#tick);
+        return offset;
       }
       return NOT_FOUND;
     }
 
-    const region = this.#pending.get(packed);
+    const region = this.#pending.take(packed);
     if (region === undefined) {
       invalidArgument('a buffer returned by reserveSpace', 'packed', packed);
     }
-    this.#pending.delete(packed);
     if (found === UNNAMED) {
       const offset = this.#slots.push(region, size, null);
       this.#storage.seal?.(region, size);
@@ -199,21 +187,22 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     }
     const name = this.#foundName;
     const offset = this.#slots.push(region, size, name);
-    const meta: PackedDataMeta = {
+    // A repack under a live name keeps the references of runtimes built on the old pack,
+    // so their deletePackedData calls still balance (upstream resets to 0).
+    const refCount = foundRow === NO_ROW ? 0 : entries.refCount(foundRow);
+    if (foundRow !== NO_ROW) this.#supersede(name, foundRow);
+    entries.add(
+      name,
       offset,
-      dataSize: size,
-      // A repack under a live name keeps the references of runtimes built on the old
-      // pack, so their deletePackedData calls still balance (upstream resets to 0).
-      refCount: foundMeta === undefined ? 0 : foundMeta.refCount,
-      inCurrentRuntime: true,
-      fromLoad: false,
-      seed: key.seed,
-      fingerprint: key.fingerprint,
-      lastUsed: ++this.#tick,
-    };
-    if (key.layout !== undefined) meta.layout = key.layout;
-    if (foundMeta !== undefined) this.#supersede(name, foundMeta);
-    this.#meta.set(name, meta);
+      size,
+      key.seed,
+      key.fingerprint,
+      key.layout,
+      refCount,
+      false,
+      true,
+      ++this.#tick,
+    );
     this.#storage.seal?.(region, size);
     return offset;
   }
@@ -239,14 +228,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#building = false;
     this.#endBuild();
 
-    const names: string[] = [];
-    // forEach, not for-of over entries: no [name, meta] pair allocated per entry.
-    this.#meta.forEach((meta, name) => {
-      if (!meta.inCurrentRuntime) return;
-      meta.refCount++;
-      meta.inCurrentRuntime = false;
-      names.push(name);
-    });
+    const names = this.#entries.takeReferences();
     this.#storage.sync();
     try {
       this.savePackedIndex();
@@ -271,14 +253,9 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#building = false;
     this.#finalized = true;
     this.#endBuild();
-    const dropped: string[] = [];
-    for (const [name, meta] of this.#meta) {
-      if (!meta.inCurrentRuntime) continue;
-      meta.inCurrentRuntime = false;
-      if (meta.refCount === 0 && !meta.fromLoad) dropped.push(name);
-    }
+    const dropped = this.#entries.leaveRuntime();
     for (const name of dropped) this.#free(name);
-    if (dropped.length > 0 && this.#meta.size === 0) this.#releaseAll();
+    if (dropped.length > 0 && this.#entries.size === 0) this.#releaseAll();
   }
 
   /**
@@ -300,21 +277,12 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       this.#storage.persist([]);
       return;
     }
-    const entries: StoredEntry[] = [];
-    this.#meta.forEach((meta, name) => {
-      const region = this.#slots.regionAt(meta.offset);
-      const { seed, fingerprint, dataSize, refCount, layout } = meta;
-      const lastUsed = meta.lastUsed ?? 0;
-      // Two literal shapes rather than a spread: this runs once per entry on every finalize.
-      entries.push(
-        layout === undefined
-          ? { name, seed, fingerprint, dataSize, region, refCount, lastUsed }
-          : { name, seed, fingerprint, dataSize, region, refCount, lastUsed, layout },
-      );
-    });
+    const table = this.#entries;
+    const slots = this.#slots;
+    const entries = table.storedEntries((offset) => slots.regionAt(offset));
     for (const name of this.#storage.persist(entries)) {
-      const meta = this.#meta.get(name);
-      if (meta !== undefined) meta.fromLoad = true;
+      const row = table.rowOf(name);
+      if (row !== NO_ROW) table.setFromLoad(row);
     }
   }
 
@@ -332,43 +300,37 @@ export class XNNWeightsCache implements WeightsCacheProvider {
         'deletePackedData called before finalizeForRuntime',
       );
     }
+    const entries = this.#entries;
     for (const name of names) {
-      if (typeof name !== 'string' || !this.#meta.has(name)) {
+      if (typeof name !== 'string' || !entries.has(name)) {
         throw new WeightsCacheError(
           'ERR_CACHE_UNKNOWN_NAME',
           `deletePackedData: no packed entry named ${describeValue(name)}; nothing was deleted`,
         );
       }
     }
-    const touched = new Set<string>();
-    for (const name of names) {
-      const meta = this.#meta.get(name) as PackedDataMeta;
-      // Never below 0 (upstream decrements an unsigned counter, which wraps).
-      if (meta.refCount > 0) meta.refCount--;
-      touched.add(name);
-    }
-    for (const name of touched) {
-      const meta = this.#meta.get(name) as PackedDataMeta;
-      if (meta.refCount > 0) continue;
-      if (meta.fromLoad) {
-        meta.inCurrentRuntime = false;
+    for (const name of entries.dropReferences(names)) {
+      const row = entries.rowOf(name);
+      if (entries.refCount(row) > 0) continue;
+      if (entries.fromLoad(row)) {
+        entries.setInCurrentRuntime(row, false);
         this.#slots.releaseSuperseded(name, this.#storage);
         continue;
       }
       this.#free(name);
     }
-    if (this.#meta.size === 0) this.#releaseAll();
+    if (entries.size === 0) this.#releaseAll();
   }
 
   /** Names of all named entries, in insertion order. */
   getPackedDataNames(): string[] {
-    return [...this.#meta.keys()];
+    return this.#entries.names();
   }
 
   /** A copy of an entry's metadata, or undefined. */
   getPackedDataMeta(name: string): Readonly<PackedDataMeta> | undefined {
-    const meta = this.#meta.get(name);
-    return meta === undefined ? undefined : { ...meta };
+    const row = typeof name === 'string' ? this.#entries.rowOf(name) : NO_ROW;
+    return row === NO_ROW ? undefined : this.#entries.meta(row);
   }
 
   /** Whether the last lookUp was for a kernel without a registered name. */
@@ -377,24 +339,17 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   }
 
   stats(): WeightsCacheStats {
-    const { packedBytes, unnamedEntries } = this.#slots.totals();
-    const storage = this.#storage.stats();
-    return {
-      hits: this.#hits,
-      misses: this.#misses,
-      seedRejects: this.#seedRejects,
-      layoutRejects: this.#layoutRejects,
-      entries: this.#meta.size,
-      unnamedEntries,
-      packedBytes,
-      heapBytes: storage.heapBytes,
-      fileBytes: storage.fileBytes,
-      orphanBytes: storage.orphanBytes,
-      mappedBytes: storage.mappedBytes,
-      ...(storage.fallback === undefined ? {} : { fallback: storage.fallback }),
-      ...(storage.maxFileBytes === undefined ? {} : { maxFileBytes: storage.maxFileBytes }),
-      ...(storage.evicted === undefined ? {} : { evicted: storage.evicted }),
-    };
+    return weightsCacheStats(
+      {
+        hits: this.#hits,
+        misses: this.#misses,
+        seedRejects: this.#seedRejects,
+        layoutRejects: this.#layoutRejects,
+        entries: this.#entries.size,
+      },
+      this.#slots.totals(),
+      this.#storage.stats(),
+    );
   }
 
   /** Dirty vs clean bytes of the cache's file mappings, from /proc/self/smaps. */
@@ -410,7 +365,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * before are invalid afterwards.
    */
   close(): void {
-    this.#meta.clear();
+    this.#entries.clear();
     this.#entryNames.clear();
     this.#views.forget();
     this.#finalized = false;
@@ -435,17 +390,16 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   #endBuild(): void {
     this.#views.endBuild();
     // Reservations never inserted (duplicate or out-of-date packs) are dead now.
-    for (const region of this.#pending.values()) this.#storage.release(region);
-    this.#pending.clear();
+    this.#pending.drain((region) => this.#storage.release(region));
   }
 
   /**
-   * Classifies a key (see matchEntry); leaves the entry name in #foundName and a named
-   * entry in #foundMeta, so no result object is allocated per look-up.
+   * Classifies a key (see EntryTable.match); leaves the entry name in #foundName and a
+   * named entry's row in #foundRow, so no result object is allocated per look-up.
    */
   #find(key: LookUpKey): Found {
     validateKey(key);
-    this.#foundMeta = undefined;
+    this.#foundRow = NO_ROW;
     const kernelName = this.#views.nameOf(key.kernel);
     if (kernelName === undefined) {
       this.#lastLookUpUnnamed = true;
@@ -455,10 +409,10 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     const biasName = key.bias === null ? undefined : this.#views.nameOf(key.bias);
     const name = biasName === undefined ? kernelName : this.#entryNames.of(kernelName, biasName);
     this.#foundName = name;
-    const meta = this.#meta.get(name);
-    if (meta === undefined) return MISS;
-    this.#foundMeta = meta;
-    return matchEntry(meta, key);
+    const row = this.#entries.rowOf(name);
+    if (row === NO_ROW) return MISS;
+    this.#foundRow = row;
+    return this.#entries.match(row, key);
   }
 
   /**
@@ -466,47 +420,40 @@ export class XNNWeightsCache implements WeightsCacheProvider {
    * holds the name and this build did not use it: release it now (storage accounts the
    * bytes as orphaned); otherwise when the name's references drop to 0.
    */
-  #supersede(name: string, old: PackedDataMeta): void {
-    if (old.refCount === 0 && !old.inCurrentRuntime) this.#slots.release(old.offset, this.#storage);
-    else this.#slots.supersede(name, old.offset);
+  #supersede(name: string, oldRow: number): void {
+    const entries = this.#entries;
+    const offset = entries.offset(oldRow);
+    if (entries.refCount(oldRow) === 0 && !entries.inCurrentRuntime(oldRow)) {
+      this.#slots.release(offset, this.#storage);
+    } else {
+      this.#slots.supersede(name, offset);
+    }
   }
 
   /** Frees a named entry (and packs it superseded). */
   #free(name: string): void {
-    const meta = this.#meta.get(name);
-    if (meta === undefined) return;
-    this.#slots.release(meta.offset, this.#storage);
-    this.#meta.delete(name);
+    const row = this.#entries.rowOf(name);
+    if (row === NO_ROW) return;
+    this.#slots.release(this.#entries.offset(row), this.#storage);
+    this.#entries.delete(name);
     this.#slots.releaseSuperseded(name, this.#storage);
   }
 
   #addLoaded(entry: StoredEntry): void {
-    const { name, dataSize, seed, fingerprint, layout, lastUsed } = entry;
+    const { name, dataSize } = entry;
     const offset = this.#slots.push(entry.region, dataSize, name);
-    // The common loaded entry (a layout, no tick) is one literal: no shape transitions.
-    const meta: PackedDataMeta =
-      layout === undefined
-        ? {
-            offset,
-            dataSize,
-            refCount: 0,
-            inCurrentRuntime: false,
-            fromLoad: true,
-            seed,
-            fingerprint,
-          }
-        : {
-            offset,
-            dataSize,
-            refCount: 0,
-            inCurrentRuntime: false,
-            fromLoad: true,
-            seed,
-            fingerprint,
-            layout,
-          };
-    if (lastUsed !== undefined) meta.lastUsed = lastUsed;
-    this.#meta.set(name, meta);
+    this.#entries.add(
+      name,
+      offset,
+      dataSize,
+      entry.seed,
+      entry.fingerprint,
+      entry.layout,
+      0,
+      true,
+      false,
+      entry.lastUsed ?? -1,
+    );
   }
 
   #releaseAll(): void {
@@ -514,11 +461,4 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     this.#slots.clear();
     this.#pending.clear();
   }
-}
-
-function storageFor(options: XNNWeightsCacheOptions): PackedStorage {
-  const { path, storage: _storage, xnnpackRevision: _revision, ...fileOptions } = options;
-  if (path === undefined || path === '') return new HeapStorage();
-  if (typeof path !== 'string') invalidArgument('a string', 'options.path', path);
-  return new FileStorage({ ...fileOptions, path });
 }

@@ -1,0 +1,258 @@
+import { layoutsEqual, type PackingLayout } from '../packing/packing-layout.js';
+import type { PackedRegion, StoredEntry } from '../storage/packed-storage.js';
+import { type Found, HIT, STALE_LAYOUT, STALE_SEED } from './entry-match.js';
+import type { PackedDataMeta } from './packed-data-meta.js';
+import type { LookUpKey } from './provider.js';
+
+const IN_CURRENT_RUNTIME = 1;
+const FROM_LOAD = 2;
+/** lastUsed of an entry never looked up or inserted in this process (loaded without a tick). */
+const NO_TICK = -1;
+/** rowOf for a name without an entry. */
+export const NO_ROW = -1;
+
+/**
+ * The named entries of a cache (ExecuTorch's PackedDataMeta per name) as columns: a name
+ * maps to a row, a row's fields live in plain arrays. A warm start loads thousands of
+ * entries and keeps them all: one map slot per entry instead of one object.
+ * A repack of a name appends a row; the name then maps to the new one.
+ */
+export class EntryTable {
+  readonly #rows = new Map<string, number>();
+  #offset: number[] = [];
+  #dataSize: number[] = [];
+  #refCount: number[] = [];
+  #flags: number[] = [];
+  #seed: number[] = [];
+  #fingerprint: number[] = [];
+  #layout: Array<PackingLayout | undefined> = [];
+  #lastUsed: number[] = [];
+
+  get size(): number {
+    return this.#rows.size;
+  }
+
+  rowOf(name: string): number {
+    return this.#rows.get(name) ?? NO_ROW;
+  }
+
+  has(name: string): boolean {
+    return this.#rows.has(name);
+  }
+
+  /** Adds (or replaces) the entry of `name`; `lastUsed` < 0 means no tick yet. */
+  add(
+    name: string,
+    offset: number,
+    dataSize: number,
+    seed: number,
+    fingerprint: number,
+    layout: PackingLayout | undefined,
+    refCount: number,
+    fromLoad: boolean,
+    inCurrentRuntime: boolean,
+    lastUsed: number,
+  ): number {
+    const row = this.#offset.length;
+    this.#offset.push(offset);
+    this.#dataSize.push(dataSize);
+    this.#refCount.push(refCount);
+    this.#flags.push((fromLoad ? FROM_LOAD : 0) | (inCurrentRuntime ? IN_CURRENT_RUNTIME : 0));
+    this.#seed.push(seed);
+    this.#fingerprint.push(fingerprint);
+    this.#layout.push(layout);
+    this.#lastUsed.push(lastUsed < 0 ? NO_TICK : lastUsed);
+    this.#rows.set(name, row);
+    return row;
+  }
+
+  delete(name: string): void {
+    const row = this.#rows.get(name);
+    if (row === undefined) return;
+    this.#rows.delete(name);
+    // The row stays allocated (rows are never reused); drop what it references.
+    this.#layout[row] = undefined;
+  }
+
+  offset(row: number): number {
+    return this.#offset[row] as number;
+  }
+
+  dataSize(row: number): number {
+    return this.#dataSize[row] as number;
+  }
+
+  seed(row: number): number {
+    return this.#seed[row] as number;
+  }
+
+  fingerprint(row: number): number {
+    return this.#fingerprint[row] as number;
+  }
+
+  layout(row: number): PackingLayout | undefined {
+    return this.#layout[row];
+  }
+
+  refCount(row: number): number {
+    return this.#refCount[row] as number;
+  }
+
+  setRefCount(row: number, refCount: number): void {
+    this.#refCount[row] = refCount;
+  }
+
+  inCurrentRuntime(row: number): boolean {
+    return ((this.#flags[row] as number) & IN_CURRENT_RUNTIME) !== 0;
+  }
+
+  setInCurrentRuntime(row: number, value: boolean): void {
+    const flags = this.#flags[row] as number;
+    this.#flags[row] = value ? flags | IN_CURRENT_RUNTIME : flags & ~IN_CURRENT_RUNTIME;
+  }
+
+  fromLoad(row: number): boolean {
+    return ((this.#flags[row] as number) & FROM_LOAD) !== 0;
+  }
+
+  setFromLoad(row: number): void {
+    this.#flags[row] = (this.#flags[row] as number) | FROM_LOAD;
+  }
+
+  /** Tick of the last look-up hit or insert, or undefined when there was none. */
+  lastUsed(row: number): number | undefined {
+    const tick = this.#lastUsed[row] as number;
+    return tick === NO_TICK ? undefined : tick;
+  }
+
+  /** Marks the entry used by the build in progress at `tick`. */
+  use(row: number, tick: number): void {
+    this.#flags[row] = (this.#flags[row] as number) | IN_CURRENT_RUNTIME;
+    this.#lastUsed[row] = tick;
+  }
+
+  /**
+   * Whether the entry of `row` serves the key. A hit needs the same seed and fingerprint
+   * (0 stored = unknown, as in v2 files, which have none), the same layout when both sides
+   * have one (v2 entries have none: seed and size decide), and dataSize equal to the key's
+   * packedSize. Anything else is a miss, never a read past an entry: XNNPACK's seed XORs
+   * shape numbers, so [96, 32] and [112, 48] share one.
+   */
+  match(row: number, key: LookUpKey): Found {
+    const fingerprint = this.#fingerprint[row] as number;
+    if (this.#seed[row] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
+      return STALE_SEED;
+    }
+    if (key.packedSize !== undefined && this.#dataSize[row] !== key.packedSize) return STALE_LAYOUT;
+    const layout = this.#layout[row];
+    if (key.layout !== undefined && layout !== undefined && !layoutsEqual(layout, key.layout)) {
+      return STALE_LAYOUT;
+    }
+    return HIT;
+  }
+
+  /** Calls `visit` for each named entry in insertion order (no pair allocated per entry). */
+  forEach(visit: (row: number, name: string) => void): void {
+    this.#rows.forEach(visit);
+  }
+
+  names(): string[] {
+    return [...this.#rows.keys()];
+  }
+
+  /** A copy of the entry's fields as ExecuTorch's PackedDataMeta (plus ours). */
+  meta(row: number): PackedDataMeta {
+    const meta: PackedDataMeta = {
+      offset: this.offset(row),
+      dataSize: this.dataSize(row),
+      refCount: this.refCount(row),
+      inCurrentRuntime: this.inCurrentRuntime(row),
+      fromLoad: this.fromLoad(row),
+      seed: this.seed(row),
+      fingerprint: this.fingerprint(row),
+    };
+    const layout = this.layout(row);
+    if (layout !== undefined) meta.layout = layout;
+    const lastUsed = this.lastUsed(row);
+    if (lastUsed !== undefined) meta.lastUsed = lastUsed;
+    return meta;
+  }
+
+  /**
+   * Ends a build that succeeded: each entry it used gains a reference and leaves the
+   * build. Returns their names (what the runtime now holds).
+   */
+  takeReferences(): string[] {
+    const names: string[] = [];
+    this.#rows.forEach((row, name) => {
+      const flags = this.#flags[row] as number;
+      if ((flags & IN_CURRENT_RUNTIME) === 0) return;
+      this.#refCount[row] = (this.#refCount[row] as number) + 1;
+      this.#flags[row] = flags & ~IN_CURRENT_RUNTIME;
+      names.push(name);
+    });
+    return names;
+  }
+
+  /**
+   * Ends a build that was abandoned: its entries leave the build without a reference.
+   * Returns those no runtime holds and no file keeps (they can be freed).
+   */
+  leaveRuntime(): string[] {
+    const unheld: string[] = [];
+    this.#rows.forEach((row, name) => {
+      if (!this.inCurrentRuntime(row)) return;
+      this.setInCurrentRuntime(row, false);
+      if (this.refCount(row) === 0 && !this.fromLoad(row)) unheld.push(name);
+    });
+    return unheld;
+  }
+
+  /**
+   * Drops one reference per name (names must exist), never below 0: upstream decrements
+   * an unsigned counter, which wraps. Returns the distinct names touched.
+   */
+  dropReferences(names: readonly string[]): Set<string> {
+    const touched = new Set<string>();
+    for (const name of names) {
+      const row = this.rowOf(name);
+      const refCount = this.refCount(row);
+      if (refCount > 0) this.setRefCount(row, refCount - 1);
+      touched.add(name);
+    }
+    return touched;
+  }
+
+  /** Every named entry as storage saves it, its bytes found by `regionAt(offset)`. */
+  storedEntries(regionAt: (offset: number) => PackedRegion): StoredEntry[] {
+    const entries: StoredEntry[] = [];
+    this.#rows.forEach((row, name) => {
+      const region = regionAt(this.offset(row));
+      const seed = this.seed(row);
+      const fingerprint = this.fingerprint(row);
+      const dataSize = this.dataSize(row);
+      const refCount = this.refCount(row);
+      const layout = this.layout(row);
+      const lastUsed = this.lastUsed(row) ?? 0;
+      // Two literal shapes rather than a spread: this runs once per entry on every save.
+      entries.push(
+        layout === undefined
+          ? { name, seed, fingerprint, dataSize, region, refCount, lastUsed }
+          : { name, seed, fingerprint, dataSize, region, refCount, lastUsed, layout },
+      );
+    });
+    return entries;
+  }
+
+  clear(): void {
+    this.#rows.clear();
+    this.#offset = [];
+    this.#dataSize = [];
+    this.#refCount = [];
+    this.#flags = [];
+    this.#seed = [];
+    this.#fingerprint = [];
+    this.#layout = [];
+    this.#lastUsed = [];
+  }
+}
