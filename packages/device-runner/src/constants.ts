@@ -29,6 +29,4 @@ export const HOST_ORCH_REQUIRED_SYMBOLS = [
 export const ArgDirection = { SCALAR: 0, IN: 1, OUT: 2, INOUT: 3 } as const;
 export type ArgDirection = (typeof ArgDirection)[keyof typeof ArgDirection];
 
-export function alignUp(value: number, alignment: number): number {
-  return Math.ceil(value / alignment) * alignment;
-}
+export { alignUp } from '@memlayer/internal';

@@ -1,3 +1,4 @@
+import { expectedButReceived } from '@memlayer/internal';
 /**
  * Every code a DeviceRunnerError can carry; tests and callers match on these, never on
  * messages. One scheme: `ERR_` + area + what went wrong.
@@ -57,21 +58,11 @@ export class DeviceRunnerError extends Error {
   }
 }
 
-/** Renders a received value for "Expected X for Y but received Z" messages. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 40))}`;
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-    return `${typeof value} ${String(value)}`;
-  }
-  if (value instanceof Uint8Array) return `Uint8Array of length ${value.length}`;
-  if (Array.isArray(value)) return `array of length ${value.length}`;
-  return typeof value;
-}
+export { describeValue } from '@memlayer/internal';
 
 export function invalidArgument(expected: string, what: string, received: unknown): never {
   throw new DeviceRunnerError(
     'ERR_INVALID_ARGUMENT',
-    `Expected ${expected} for ${what} but received ${describeValue(received)}`,
+    expectedButReceived(expected, what, received),
   );
 }

@@ -5,6 +5,5 @@
  */
 export const PACKED_ALLOCATION_ALIGNMENT = 64;
 
-export function roundUp(value: number, multiple: number): number {
-  return Math.ceil(value / multiple) * multiple;
-}
+/** Rounds up to a multiple (the rounding every memlayer package shares). */
+export { alignUp as roundUp } from '@memlayer/internal';

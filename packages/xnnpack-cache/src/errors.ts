@@ -1,3 +1,4 @@
+import { expectedButReceived } from '@memlayer/internal';
 /** Stable error codes thrown by this package; tests and callers match on these. */
 export type WeightsCacheErrorCode =
   | 'ERR_CACHE_COMPACT_FAILED'
@@ -23,21 +24,12 @@ export class WeightsCacheError extends Error {
   }
 }
 
-/** Short, printable description of a received value for "Expected X for Y but received Z". */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${value}`;
-  if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 40))}`;
-  if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${value.byteLength} bytes)`;
-  if (Array.isArray(value)) return `array(${value.length})`;
-  return typeof value;
-}
+export { describeValue } from '@memlayer/internal';
 
 export function invalidArgument(expected: string, what: string, received: unknown): never {
   throw new WeightsCacheError(
     'ERR_CACHE_INVALID_ARGUMENT',
-    `Expected ${expected} for ${what} but received ${describeValue(received)}`,
+    expectedButReceived(expected, what, received),
   );
 }
 

@@ -1,0 +1,2 @@
+export { alignUp, isAligned } from './alignment.js';
+export { describeValue, expectedButReceived } from './describe-value.js';
