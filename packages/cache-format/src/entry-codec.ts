@@ -10,8 +10,12 @@ import {
 } from './constants.js';
 import { invalidArgument, XpwcFormatError } from './errors.js';
 import { MAX_NAME_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
-import { nameFromBytes, nameToBytes } from './names.js';
-import { checkPackingLayout, readPackingLayout, writePackingLayout } from './packing-layout.js';
+import { isAsciiRange, latin1Text, nameFromBytes, nameToBytes } from './names.js';
+import {
+  checkPackingLayout,
+  readPackingLayoutShared,
+  writePackingLayout,
+} from './packing-layout.js';
 import type { PackingLayout, XpwcEntryV2, XpwcEntryV3, XpwcIssue } from './types.js';
 
 /** Which entry fields a trailer carries. */
@@ -53,7 +57,13 @@ export function decodeEntries(
   const fixedAfterName = entryFixedSize(format) - ENTRY_NAME_OFFSET;
   const minOffset = dataStart(format);
   const localStop = stop - base;
+  const v2 = format.version === 2;
+  const withLayout = format.withLayout;
   let cur = indexStart - base;
+  // One latin1 string of the whole index: ASCII names are sliced out of it (no decode each).
+  const textStart = cur;
+  const text = count > 0 ? latin1Text(bytes, textStart, localStop) : null;
+  let layout: PackingLayout | undefined;
   const entries: Array<XpwcEntryV2 | XpwcEntryV3> = [];
   for (let i = 0; i < count; i++) {
     if (cur + ENTRY_NAME_OFFSET > localStop) {
@@ -79,7 +89,10 @@ export function decodeEntries(
         base + cur,
       );
     }
-    const name = nameFromBytes(bytes.subarray(nameStart, p));
+    const name =
+      text !== null && isAsciiRange(bytes, dv, nameStart, p)
+        ? text.slice(nameStart - textStart, p - textStart)
+        : nameFromBytes(bytes.subarray(nameStart, p));
     const fileOffset = readU64(dv, p + F.fileOffset);
     const dataSize = readU64(dv, p + F.dataSize);
     const seed = dv.getUint32(p + F.seed, true);
@@ -97,17 +110,19 @@ export function decodeEntries(
         base + p + F.dataSize,
       );
     }
-    if (format.version === 2) {
+    if (v2) {
       entries.push({ name, fileOffset, dataSize, seed });
     } else {
       const fingerprint = dv.getUint32(p + F.fingerprint, true);
       const crc32c = dv.getUint32(p + F.crc32c, true);
-      const layout = format.withLayout ? readPackingLayout(dv, p + F.layout) : undefined;
-      entries.push(
-        layout === undefined
-          ? { name, fileOffset, dataSize, seed, fingerprint, crc32c }
-          : { name, fileOffset, dataSize, seed, fingerprint, crc32c, layout },
-      );
+      // Equal consecutive layouts share one frozen object; an all-zero record is none.
+      const own = withLayout ? readPackingLayoutShared(dv, p + F.layout, layout) : undefined;
+      if (own === undefined) {
+        entries.push({ name, fileOffset, dataSize, seed, fingerprint, crc32c });
+      } else {
+        layout = own;
+        entries.push({ name, fileOffset, dataSize, seed, fingerprint, crc32c, layout: own });
+      }
     }
     cur = p + fixedAfterName;
   }

@@ -143,3 +143,39 @@ export function nameToBytes(name: string): Uint8Array {
   }
   return bytes;
 }
+
+interface Latin1Buffer {
+  from(
+    buffer: ArrayBufferLike,
+    byteOffset: number,
+    length: number,
+  ): {
+    toString(encoding: 'latin1', start: number, end: number): string;
+  };
+}
+/** Node's Buffer when present: its latin1 decode is one copy into a one-byte string. */
+const NodeBuffer = (globalThis as { Buffer?: Latin1Buffer }).Buffer;
+
+/**
+ * `bytes[start, end)` as one string of one character per byte (latin1), or null where the
+ * runtime has no fast way to make one. A decoder slices ASCII names out of it: for ASCII
+ * bytes latin1 and UTF-8 give the same text, and one decode of the whole index costs less
+ * than a TextDecoder call per name.
+ */
+export function latin1Text(bytes: Uint8Array, start: number, end: number): string | null {
+  if (NodeBuffer === undefined) return null;
+  return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
+    'latin1',
+    start,
+    end,
+  );
+}
+
+/** Whether every byte of `bytes[start, end)` is below 0x80 (read 4 bytes at a time). */
+export function isAsciiRange(bytes: Uint8Array, dv: DataView, start: number, end: number): boolean {
+  let acc = 0;
+  let i = start;
+  for (; i + 4 <= end; i += 4) acc |= dv.getUint32(i, true);
+  for (; i < end; i++) acc |= bytes[i] as number;
+  return (acc & 0x80808080) === 0;
+}

@@ -7,22 +7,51 @@ const FIELD_NAMES = Object.keys(PACKING_LAYOUT_FIELDS) as Array<keyof PackingLay
 
 /**
  * Reads the 32-byte layout record at `at`. 32 zero bytes mean "no layout" (an entry written
- * without one in a file where other entries have one) and come back as undefined.
+ * without one in a file where other entries have one) and come back as undefined. A record
+ * equal to `previous` field for field returns `previous` itself: a model's layers mostly
+ * share a few shapes, so a decoder keeps one frozen object per run of equal layouts rather
+ * than one per entry.
  */
-export function readPackingLayout(dv: DataView, at: number): PackingLayout | undefined {
+export function readPackingLayoutShared(
+  dv: DataView,
+  at: number,
+  previous: PackingLayout | undefined,
+): PackingLayout | undefined {
   const F = PACKING_LAYOUT_FIELDS;
-  const layout: PackingLayout = {
-    operatorType: dv.getUint32(at + F.operatorType, true),
-    outputChannels: dv.getUint32(at + F.outputChannels, true),
-    inputChannels: dv.getUint32(at + F.inputChannels, true),
-    nr: dv.getUint32(at + F.nr, true),
-    kr: dv.getUint32(at + F.kr, true),
-    sr: dv.getUint32(at + F.sr, true),
-    extraBytes: dv.getUint32(at + F.extraBytes, true),
-    flags: dv.getUint32(at + F.flags, true),
-  };
-  for (const name of FIELD_NAMES) if (layout[name] !== 0) return layout;
-  return undefined;
+  const operatorType = dv.getUint32(at + F.operatorType, true);
+  const outputChannels = dv.getUint32(at + F.outputChannels, true);
+  const inputChannels = dv.getUint32(at + F.inputChannels, true);
+  const nr = dv.getUint32(at + F.nr, true);
+  const kr = dv.getUint32(at + F.kr, true);
+  const sr = dv.getUint32(at + F.sr, true);
+  const extraBytes = dv.getUint32(at + F.extraBytes, true);
+  const flags = dv.getUint32(at + F.flags, true);
+  if ((operatorType | outputChannels | inputChannels | nr | kr | sr | extraBytes | flags) === 0) {
+    return undefined;
+  }
+  if (
+    previous !== undefined &&
+    previous.operatorType === operatorType &&
+    previous.outputChannels === outputChannels &&
+    previous.inputChannels === inputChannels &&
+    previous.nr === nr &&
+    previous.kr === kr &&
+    previous.sr === sr &&
+    previous.extraBytes === extraBytes &&
+    previous.flags === flags
+  ) {
+    return previous;
+  }
+  return Object.freeze({
+    operatorType,
+    outputChannels,
+    inputChannels,
+    nr,
+    kr,
+    sr,
+    extraBytes,
+    flags,
+  });
 }
 
 /** Writes the record of `layout` (or 32 zero bytes for none) at `at`. */

@@ -1,11 +1,11 @@
-import { alignUp, crc32cOf, type XpwcEntry } from '@memlayer/cache-format';
+import { alignUp, crc32cOf, type XpwcEntryV3 } from '@memlayer/cache-format';
 import type { Mapping } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
-import type { FileRegion } from './file-region.js';
+import type { FileRegions, LoadedRegion } from './file-region.js';
 import type { VerifyMode } from './file-storage-options.js';
 import { type CommittedIndex, dataStartOf } from './index-io.js';
 import { mapEntriesInWindows } from './load-windows.js';
-import type { PackedRegion, StoredEntry } from './packed-storage.js';
+import type { StoredEntry } from './packed-storage.js';
 import { emitCacheWarning } from './warnings.js';
 
 export interface LoadedEntries {
@@ -22,14 +22,14 @@ export interface LoadSettings {
 }
 
 /**
- * Presents the committed entries of `file` as stored entries over read-only load windows,
- * registering each one's file region in `regions`.
+ * Presents the committed entries of `file` as stored entries over read-only load windows;
+ * each one's region is a LoadedRegion marked as `regions`' own.
  */
 export function loadCommittedEntries(
   file: CacheFile,
   index: CommittedIndex,
   settings: LoadSettings,
-  regions: Map<PackedRegion, FileRegion>,
+  regions: FileRegions,
 ): LoadedEntries {
   const { windows, views } = mapEntriesInWindows(
     file,
@@ -43,17 +43,19 @@ export function loadCommittedEntries(
   const entries: StoredEntry[] = new Array(list.length);
   const verifyAll = settings.verify === 'full';
   const pageSize = settings.pageSize;
+  const owner = regions.loadMark;
   let kept = 0;
   let dropped = 0;
   for (let i = 0; i < list.length; i++) {
-    const entry = list[i] as XpwcEntry;
+    const entry = list[i] as XpwcEntryV3;
     const bytes = views[i];
     // Kernels read packed data as Float32Array: an unaligned entry is repacked instead.
     if (bytes === null || bytes === undefined) {
       dropped++;
       continue;
     }
-    const crc = 'crc32c' in entry ? entry.crc32c : undefined;
+    // A v2 entry has no crc32c, fingerprint or layout: they read as undefined.
+    const crc = entry.crc32c;
     if (verifyAll && crc !== undefined && crc32cOf(bytes) !== crc) {
       dropped++;
       emitCacheWarning(
@@ -63,20 +65,21 @@ export function loadCommittedEntries(
       continue;
     }
     const dataSize = entry.dataSize;
-    const region: PackedRegion = {
+    // One literal shape for every loaded entry (no constructor: cheap before the JIT runs).
+    const region: LoadedRegion = {
       bytes,
       reservedBytes: alignUp(dataSize > 0 ? dataSize : 1, pageSize),
-    };
-    regions.set(region, {
       file,
       fileOffset: entry.fileOffset,
       chunk: null,
       committed: true,
       crc32c: crc,
       crcSize: dataSize,
-    });
-    const fingerprint = 'fingerprint' in entry ? entry.fingerprint : 0;
-    const layout = 'layout' in entry ? entry.layout : undefined;
+      owner,
+      released: false,
+    };
+    const fingerprint = entry.fingerprint ?? 0;
+    const layout = entry.layout;
     entries[kept++] =
       layout === undefined
         ? { name: entry.name, seed: entry.seed, fingerprint, dataSize, region }

@@ -1,6 +1,6 @@
 import type { XpwcEntry, XpwcEntryV3 } from '@memlayer/cache-format';
 import type { CacheFile } from './cache-file.js';
-import type { StoredEntry } from './packed-storage.js';
+import type { PackedRegion, StoredEntry } from './packed-storage.js';
 import type { Chunk } from './region-allocator.js';
 
 /** Where a packed region lives in the file. */
@@ -14,6 +14,70 @@ export interface FileRegion {
   /** CRC32C of the data, once known (from the trailer, seal(), or computed at commit). */
   crc32c: number | undefined;
   crcSize: number;
+}
+
+/**
+ * A committed entry's bytes in a read-only load window, and where they are in the file: one
+ * object per loaded entry serves as both its PackedRegion and its FileRegion (a warm start
+ * makes one per entry: no second object and no table entry).
+ */
+export interface LoadedRegion extends PackedRegion, FileRegion {
+  /** The load mark of the FileRegions that loaded it (see FileRegions.loadMark). */
+  readonly owner: object;
+  /** The cache released it: it no longer counts as a region of the file. */
+  released: boolean;
+}
+
+function loadedBy(region: PackedRegion, mark: object): region is LoadedRegion {
+  return (region as Partial<LoadedRegion>).owner === mark;
+}
+
+/**
+ * The file regions of one storage: regions carved for new packs in a map, loaded regions
+ * recognised by the mark they carry (see LoadedRegion); a region loaded by another storage,
+ * or before clear(), carries another mark and is not one of them.
+ */
+export class FileRegions {
+  readonly #carved = new Map<PackedRegion, FileRegion>();
+  /** Mark of the current load; replaced by clear(), so older loaded regions stop counting. */
+  #loadMark: object = {};
+
+  /** The owner mark to give regions loaded now. */
+  get loadMark(): object {
+    return this.#loadMark;
+  }
+
+  get(region: PackedRegion): FileRegion | undefined {
+    if (loadedBy(region, this.#loadMark)) return region.released ? undefined : region;
+    return this.#carved.get(region);
+  }
+
+  has(region: PackedRegion): boolean {
+    return this.get(region) !== undefined;
+  }
+
+  /** Registers a region carved for a new pack (loaded regions register themselves). */
+  set(region: PackedRegion, file: FileRegion): this {
+    this.#carved.set(region, file);
+    return this;
+  }
+
+  delete(region: PackedRegion): void {
+    if (loadedBy(region, this.#loadMark)) region.released = true;
+    else this.#carved.delete(region);
+  }
+
+  /** Page-rounded bytes of carved regions not yet committed (loaded ones always are). */
+  unsavedBytes(): number {
+    let bytes = 0;
+    for (const [region, file] of this.#carved) if (!file.committed) bytes += region.reservedBytes;
+    return bytes;
+  }
+
+  clear(): void {
+    this.#carved.clear();
+    this.#loadMark = {};
+  }
 }
 
 /** A committed entry as a v3 entry (v2 entries have no CRC: 0 is written only to v2 files). */

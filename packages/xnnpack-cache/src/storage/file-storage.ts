@@ -6,7 +6,7 @@ import type { CacheFile } from './cache-file.js';
 import { commitAtExit, type DeferredCommitter, forget } from './deferred-commit.js';
 import { loadCommittedEntries } from './entry-loader.js';
 import { FallbackLedger, reasonOf } from './fallback.js';
-import type { FileRegion } from './file-region.js';
+import { FileRegions } from './file-region.js';
 import { CacheFileSession } from './file-session.js';
 import {
   type FileStorageOptions,
@@ -69,7 +69,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   readonly #budget: BudgetKeeper;
   readonly #session: CacheFileSession;
   #windows: Mapping[] = [];
-  readonly #regions = new Map<PackedRegion, FileRegion>();
+  readonly #regions = new FileRegions();
   /** Regions still packed in a staging buffer: seal() writes them to the file. */
   readonly #staged = new Map<PackedRegion, Uint8Array>();
   readonly #staging = new StagingBuffers();
@@ -407,9 +407,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   /** Page-rounded bytes reserved in the file and not yet committed. */
   #unsavedBytes(): number {
-    let bytes = 0;
-    for (const [region, file] of this.#regions) if (!file.committed) bytes += region.reservedBytes;
-    return bytes;
+    return this.#regions.unsavedBytes();
   }
 
   /** File bytes that neither the committed index nor a pending region of ours references. */

@@ -42,11 +42,22 @@ export function toIndex(
 ): CommittedIndex {
   return {
     version: trailer.version,
-    entries: [...entriesByName<XpwcEntry>(trailer.entries).values()],
+    entries: lastOfEachName(trailer.entries),
     indexStart: trailer.indexStart,
     trailerLength: trailer.trailerEnd - trailer.indexStart,
     generation,
   };
+}
+
+/**
+ * The entries with one per name, a later duplicate winning at the first one's place (as
+ * ExecuTorch's loader does). The usual index has no duplicate: it is returned as it is.
+ */
+function lastOfEachName(entries: readonly XpwcEntry[]): readonly XpwcEntry[] {
+  const names = new Set<string>();
+  for (let i = 0; i < entries.length; i++) names.add((entries[i] as XpwcEntry).name);
+  if (names.size === entries.length) return entries;
+  return [...entriesByName<XpwcEntry>(entries).values()];
 }
 
 /**

@@ -1,15 +1,15 @@
 import { alignUp, crc32cOf, type XpwcEntryV3 } from '@memlayer/cache-format';
 import type { CacheFile } from './cache-file.js';
-import { type FileRegion, indexEntryOf, sameData, withChecks } from './file-region.js';
+import { type FileRegions, indexEntryOf, sameData, withChecks } from './file-region.js';
 import { type CacheFormat, type CommittedIndex, commitIndex, readNewestIndex } from './index-io.js';
-import type { PackedRegion, StoredEntry } from './packed-storage.js';
+import type { StoredEntry } from './packed-storage.js';
 import type { RegionAllocator } from './region-allocator.js';
 
 export interface IndexWriterParts {
   readonly identity: string;
   readonly pageSize: number;
   /** The storage's live file regions (shared, read and updated here). */
-  readonly regions: Map<PackedRegion, FileRegion>;
+  readonly regions: FileRegions;
   readonly allocator: RegionAllocator;
 }
 

@@ -21,6 +21,39 @@ export interface MappedEntries {
   readonly views: (Uint8Array | null)[];
 }
 
+/** Indices of the entries a window can serve, in file order; null when that is every entry in index order. */
+function servableInFileOrder(entries: readonly XpwcEntry[], dataStart: number): number[] | null {
+  let sorted = true;
+  let all = true;
+  let lastOffset = -1;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as XpwcEntry;
+    if (!isServable(entry, dataStart)) all = false;
+    else if (entry.fileOffset < lastOffset) sorted = false;
+    else lastOffset = entry.fileOffset;
+  }
+  // Committed v3 indexes are in file order: the usual load builds no order list.
+  if (sorted && all) return null;
+  const order: number[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    if (isServable(entries[i] as XpwcEntry, dataStart)) order.push(i);
+  }
+  if (!sorted) {
+    order.sort(
+      (a, b) => (entries[a] as XpwcEntry).fileOffset - (entries[b] as XpwcEntry).fileOffset,
+    );
+  }
+  return order;
+}
+
+function isServable(entry: XpwcEntry, dataStart: number): boolean {
+  return (
+    entry.fileOffset >= dataStart &&
+    entry.fileOffset % PACKED_ALLOCATION_ALIGNMENT === 0 &&
+    entry.dataSize <= MAX_MAPPING_BYTES
+  );
+}
+
 /**
  * Maps the committed entries read-only in windows of at most `windowBytes`: an entry never
  * crosses a window, and an entry larger than a window gets a mapping of its own (up to
@@ -35,54 +68,32 @@ export function mapEntriesInWindows(
   windowBytes: number,
 ): MappedEntries {
   const views: (Uint8Array | null)[] = new Array(entries.length).fill(null);
-  const order: number[] = [];
-  // Committed v3 indexes are already in file order: sort only when they are not.
-  let sorted = true;
-  let lastOffset = -1;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as XpwcEntry;
-    const servable =
-      entry.fileOffset >= dataStart &&
-      entry.fileOffset % PACKED_ALLOCATION_ALIGNMENT === 0 &&
-      entry.dataSize <= MAX_MAPPING_BYTES;
-    if (!servable) continue;
-    if (entry.fileOffset < lastOffset) sorted = false;
-    lastOffset = entry.fileOffset;
-    order.push(i);
-  }
-  if (!sorted) {
-    order.sort(
-      (a, b) => (entries[a] as XpwcEntry).fileOffset - (entries[b] as XpwcEntry).fileOffset,
-    );
-  }
-
+  const order = servableInFileOrder(entries, dataStart);
+  const count = order === null ? entries.length : order.length;
   const windows: Mapping[] = [];
-  let group: number[] = [];
-  let start = 0;
-  let end = 0;
-  const flush = () => {
-    if (group.length === 0) return;
+  let k = 0;
+  while (k < count) {
+    // A window starts at entry k and takes the entries after it while its span fits.
+    const first = entries[order === null ? k : (order[k] as number)] as XpwcEntry;
+    const start = first.fileOffset;
+    let end = start + first.dataSize;
+    let next = k + 1;
+    for (; next < count; next++) {
+      const entry = entries[order === null ? next : (order[next] as number)] as XpwcEntry;
+      const entryEnd = entry.fileOffset + entry.dataSize;
+      const spanEnd = Math.max(entryEnd, end);
+      if (spanEnd - start > windowBytes) break;
+      end = spanEnd;
+    }
     // A zero-length entry still needs one byte mapped to have a buffer to view.
     const mapping = file.mapped.map(start, Math.max(end - start, 1), { writable: false });
     windows.push(mapping);
     const buffer = mapping.buffer;
-    for (const i of group) {
+    for (; k < next; k++) {
+      const i = order === null ? k : (order[k] as number);
       const entry = entries[i] as XpwcEntry;
       views[i] = new Uint8Array(buffer, entry.fileOffset - start, entry.dataSize);
     }
-    group = [];
-  };
-  for (const i of order) {
-    const entry = entries[i] as XpwcEntry;
-    const entryEnd = entry.fileOffset + entry.dataSize;
-    if (group.length > 0 && Math.max(end, entryEnd) - start > windowBytes) flush();
-    if (group.length === 0) {
-      start = entry.fileOffset;
-      end = entryEnd;
-    }
-    group.push(i);
-    end = Math.max(end, entryEnd);
   }
-  flush();
   return { windows, views };
 }
