@@ -89,7 +89,12 @@ export {
   type SafetensorsTensorInfo,
 } from './safetensors/header.js';
 export { type FileIdentity, statIdentity } from './safetensors/identity.js';
-export { type KnownFile, type KnownFileSource, processMemo } from './safetensors/known-files.js';
+export {
+  type KnownFile,
+  type KnownFileSource,
+  processMemo,
+  RememberedFile,
+} from './safetensors/known-files.js';
 export { ContentKeyedDataMap, SafetensorsNamedDataMap } from './safetensors/named-data.js';
 export {
   forgetSourceRecords,
@@ -102,6 +107,7 @@ export {
   sourceRecordFor,
   sourceRecordPath,
 } from './safetensors/source-record.js';
+export { TensorTable } from './safetensors/tensor-table.js';
 export { MappedTensorView } from './safetensors/tensor-view.js';
 export { type SourceCheck, verifyWeightSources } from './safetensors/verify-sources.js';
 export {

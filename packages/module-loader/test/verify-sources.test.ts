@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -7,7 +7,7 @@ import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
-  sourceRecordPath,
+  SourceRecord,
   verifyWeightSources,
 } from '../src/index.js';
 import { backdate, programInput, writeLinearProgram } from './weights-programs.js';
@@ -43,10 +43,14 @@ describe('verifyWeightSources (memlayer verify --full with the program)', () => 
     // Nothing was taken from memory: every recorded tensor was read and hashed again.
     expect(clean.stats.tensorsHashed).toBe(3);
 
-    const recordPath = sourceRecordPath(cachePath);
-    const record = JSON.parse(readFileSync(recordPath, 'utf8'));
-    record.files[0].tensors[0][5] = 'f'.repeat(64);
-    writeFileSync(recordPath, JSON.stringify(record));
+    // A record that disagrees with the bytes, written through the record's own API.
+    const first = realpathSync(join(dir, 'p', 'weights-0.safetensors'));
+    const known = new SourceRecord(cachePath).entry(first);
+    if (known === undefined) throw new Error('the load recorded no weights-0');
+    const digests = known.digests;
+    digests.set('w0', 'f'.repeat(64));
+    const { identity, readAtNs, tensors } = known;
+    expect(new SourceRecord(cachePath).save([{ identity, readAtNs, tensors, digests }])).toBe(true);
     const tampered = verifyWeightSources(cachePath, program);
     expect(tampered.files[0]).toMatchObject({ status: 'mismatch', mismatched: ['w0'] });
 
@@ -76,10 +80,8 @@ describe('the record next to a cache', () => {
       outputs: ['h0'],
     };
     writeFileSync(program, JSON.stringify(manifest));
-    const digestsInRecord = () =>
-      JSON.parse(readFileSync(sourceRecordPath(cachePath), 'utf8')).files[0].tensors.filter(
-        (row: unknown[]) => row[5] !== null,
-      ).length;
+    const weights = realpathSync(join(dir, 'p', 'weights-0.safetensors'));
+    const digestsInRecord = () => new SourceRecord(cachePath).entry(weights)?.digests.size;
     const module = new Module(program, { registry: createDefaultRegistry() });
     module.load(options);
     module.loadMethod('first');

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { SafetensorsDtype } from './dtypes.js';
 
 /** Lower-case hex SHA-256 of a tensor's stored bytes (ExecuTorch's node_visitor.py names constants so). */
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hash('sha256', bytes, 'hex');
 }
 
 /**

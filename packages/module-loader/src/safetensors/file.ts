@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { type MappedFile, type Mapping, MmapError, openMappedFile } from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
@@ -7,8 +7,15 @@ import { FLOAT_DTYPES } from './dtypes.js';
 import { changed, ioError, sameTables } from './file-checks.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, statIdentity } from './identity.js';
-import { type KnownFile, type KnownFileSource, nowNs, processMemo } from './known-files.js';
+import {
+  type KnownFileSource,
+  nowNs,
+  processMemo,
+  RememberedFile,
+  remembered,
+} from './known-files.js';
 import { MAX_HEADER_BYTES } from './limits.js';
+import { TensorTable } from './tensor-table.js';
 import { MappedTensorView } from './tensor-view.js';
 import { WeightCounters } from './weight-stats.js';
 import { MAX_WINDOW_BYTES, planWindows, type WindowPlan } from './windows.js';
@@ -33,15 +40,17 @@ export class SafetensorsFile {
   readonly path: string;
   readonly identity: FileIdentity;
   readonly counters: WeightCounters;
-  #known: KnownFile | null = null;
+  #known: RememberedFile | null = null;
   #metadata: Readonly<Record<string, string>> | null = null;
+  /** The by-name map of `tensors`, made only for callers of that getter. */
   #tensors: Map<string, SafetensorsTensorInfo> | null = null;
   #file: MappedFile | null = null;
   /** Whether this file's own header has been read since it was opened or stat'ed. */
   #headerRead = false;
   #windows: Window[] | null = null;
   #windowOf: Map<string, number> | null = null;
-  readonly #views = new Map<string, MappedTensorView>();
+  /** The view of each tensor handed out, by table index. */
+  #views: (MappedTensorView | undefined)[] = [];
   #hashed = false;
   #closed = false;
 
@@ -99,8 +108,9 @@ export class SafetensorsFile {
   /** Takes table and digests from `source` if it holds this exact identity. */
   learn(source: KnownFileSource | undefined): boolean {
     if (this.#known !== null) return true;
-    const known = source?.recall(this.identity);
-    if (known === undefined) return false;
+    const recalled = source?.recall(this.identity);
+    if (recalled === undefined) return false;
+    const known = remembered(recalled);
     this.#adopt(known);
     this.counters.add('filesKnown');
     if (source !== processMemo) processMemo.remember(known);
@@ -108,13 +118,22 @@ export class SafetensorsFile {
   }
 
   /** Everything remembered about this file (its digests grow as tensors are hashed). */
-  describe(): KnownFile {
+  describe(): RememberedFile {
     return this.#ensureKnown();
   }
 
   get tensors(): ReadonlyMap<string, SafetensorsTensorInfo> {
-    this.#ensureKnown();
-    return this.#tensors as Map<string, SafetensorsTensorInfo>;
+    if (this.#tensors === null) {
+      const tensors = new Map<string, SafetensorsTensorInfo>();
+      for (const tensor of this.table.infos()) tensors.set(tensor.name, tensor);
+      this.#tensors = tensors;
+    }
+    return this.#tensors;
+  }
+
+  /** The tensor table in columns (from a record or the header). */
+  get table(): TensorTable {
+    return this.#ensureKnown().table;
   }
 
   /** The header's __metadata__ (reads the header if it came from a record). */
@@ -125,58 +144,76 @@ export class SafetensorsFile {
 
   /** The tensor as an f32 view (same object on every call), or undefined. No I/O. */
   get(name: string): MappedTensorView | undefined {
-    const cached = this.#views.get(name);
-    if (cached) return cached;
-    const info = this.tensors.get(name);
-    if (!info || !FLOAT_DTYPES.has(info.dtype) || this.#closed) return undefined;
-    const view = new MappedTensorView(name, info, this);
-    this.#views.set(name, view);
+    const index = this.table.indexOf(name);
+    return index < 0 ? undefined : this.viewAt(index);
+  }
+
+  /** The view of the tensor at `index` of `table` (same object on every call), or undefined. */
+  viewAt(index: number): MappedTensorView | undefined {
+    const cached = this.#views[index];
+    if (cached !== undefined) return cached;
+    const table = this.table;
+    if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsTensorInfo['dtype']) || this.#closed)
+      return undefined;
+    const info = table.info(index);
+    const view = new MappedTensorView(info.name, info, this);
+    this.#views[index] = view;
     return view;
   }
 
   /** The name the weights cache knows this tensor by: its digest (+ dtype when widened). */
   contentKey(name: string): string {
-    const info = this.tensors.get(name);
-    if (info === undefined) {
+    const index = this.table.indexOf(name);
+    if (index < 0) {
       throw new ModuleLoaderError('ERR_SAFETENSORS_INVALID', `${this.path}: no tensor "${name}"`, {
         file: this.path,
         field: name,
       });
     }
-    return contentKey(this.digest(info), info.dtype);
+    return this.contentKeyAt(index);
+  }
+
+  /** contentKey of the tensor at `index` of `table`. */
+  contentKeyAt(index: number): string {
+    const table = this.table;
+    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
+    return contentKey(table.digest(index) ?? this.#hash(table.info(index), index), dtype);
   }
 
   /** SHA-256 of the tensor's stored bytes: remembered, or read (in ≤ 1 GiB maps) and hashed. */
   digest(info: SafetensorsTensorInfo): string {
-    const known = this.#ensureKnown();
-    const remembered = known.digests.get(info.name);
-    if (remembered !== undefined) return remembered;
-    const hash = createHash('sha256');
+    const index = this.table.indexOf(info.name);
+    return (index < 0 ? undefined : this.table.digest(index)) ?? this.#hash(info, index);
+  }
+
+  /** Hashes a tensor and remembers its digest at `index` of the table (-1: not in it). */
+  #hash(info: SafetensorsTensorInfo, index: number): string {
+    let hex: string;
     if (info.byteLength > 0 && info.byteLength <= MAX_WINDOW_BYTES) {
-      // Through the tensor's window, kept mapped for the packing that usually follows.
+      // Through the tensor's window, kept mapped for the packing that usually follows; one
+      // pass over the mapped bytes, no copy (crypto.hash: no Hash object per tensor).
       this.#openFile();
       const window = this.#mapWindow(info);
       if (window.holders.size === 0) this.#unmapLater(window);
       const mapping = window.mapping as Mapping;
-      hash.update(new Uint8Array(mapping.buffer, info.fileOffset - window.start, info.byteLength));
-      return this.#remember(known, info, hash.digest('hex'));
+      const bytes = new Uint8Array(mapping.buffer, info.fileOffset - window.start, info.byteLength);
+      hex = hash('sha256', bytes, 'hex');
+    } else {
+      // Tensors over a window's size are hashed through several short-lived mappings.
+      const sha = createHash('sha256');
+      for (let at = 0; at < info.byteLength; at += MAX_WINDOW_BYTES) {
+        const length = Math.min(MAX_WINDOW_BYTES, info.byteLength - at);
+        this.#withBytes(info.fileOffset + at, length, (bytes) => sha.update(bytes));
+      }
+      hex = sha.digest('hex');
     }
-    // Tensors over a window's size are hashed through several short-lived mappings.
-    for (let at = 0; at < info.byteLength; at += MAX_WINDOW_BYTES) {
-      const length = Math.min(MAX_WINDOW_BYTES, info.byteLength - at);
-      this.#withBytes(info.fileOffset + at, length, (bytes) => hash.update(bytes));
-    }
-    return this.#remember(known, info, hash.digest('hex'));
-  }
-
-  #remember(known: KnownFile, info: SafetensorsTensorInfo, hex: string): string {
     this.counters.add('tensorsHashed');
     this.counters.add('bytesHashed', info.byteLength);
     if (!this.#hashed) {
       this.#hashed = true;
       this.counters.add('filesHashed');
     }
-    known.digests.set(info.name, hex);
+    if (index >= 0) this.table.setDigest(index, hex);
     return hex;
   }
 
@@ -237,22 +274,20 @@ export class SafetensorsFile {
       window.mapping = null;
       window.holders.clear();
     }
-    for (const view of this.#views.values()) view.drop();
-    this.#views.clear();
+    for (const view of this.#views) view?.drop();
+    this.#views = [];
     this.#file?.close();
     this.#file = null;
   }
 
-  #adopt(known: KnownFile): void {
+  #adopt(known: RememberedFile): void {
     this.#known = known;
-    const tensors = new Map<string, SafetensorsTensorInfo>();
-    for (const tensor of known.tensors) tensors.set(tensor.name, tensor);
-    this.#tensors = tensors;
+    this.#tensors = null;
   }
 
-  #ensureKnown(): KnownFile {
+  #ensureKnown(): RememberedFile {
     if (this.#known === null) this.#readOwnHeader();
-    return this.#known as KnownFile;
+    return this.#known as RememberedFile;
   }
 
   /**
@@ -314,24 +349,20 @@ export class SafetensorsFile {
     this.#headerRead = true;
     this.#metadata = header.metadata;
     if (this.#known === null) {
-      const known: KnownFile = {
-        identity: this.identity,
-        readAtNs,
-        tensors: header.tensors,
-        digests: new Map(),
-      };
+      const table = TensorTable.fromInfos(header.tensors);
+      const known = new RememberedFile(this.identity, readAtNs, table);
       this.#adopt(known);
       processMemo.remember(known);
       return;
     }
-    if (!sameTables(this.#known.tensors, header.tensors)) {
+    if (!sameTables(this.#known.table.infos(), header.tensors)) {
       throw changed(this.path, 'its header no longer matches the remembered tensor table');
     }
   }
 
   #mapWindow(info: SafetensorsTensorInfo): Window {
     if (this.#windows === null) {
-      const plan = planWindows(this.#ensureKnown().tensors);
+      const plan = planWindows(this.table.infos());
       this.#windows = plan.windows.map((w) => ({
         ...w,
         mapping: null,

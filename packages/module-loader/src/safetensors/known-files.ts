@@ -1,5 +1,6 @@
 import type { SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, sameIdentity } from './identity.js';
+import { TensorTable } from './tensor-table.js';
 
 /**
  * What is remembered about one weight file: its identity when it was read, its tensor
@@ -10,7 +11,38 @@ export interface KnownFile {
   /** Wall-clock time (ns since the epoch) the header was read, before any tensor was hashed. */
   readonly readAtNs: bigint;
   readonly tensors: readonly SafetensorsTensorInfo[];
+  /** Digests by tensor name (of a RememberedFile: a copy made on each read). */
   readonly digests: Map<string, string>;
+}
+
+/**
+ * A known file as this package keeps it: the table in columns (see TensorTable). `tensors`
+ * and `digests` are made from the columns when read (for callers of the KnownFile shape).
+ */
+export class RememberedFile implements KnownFile {
+  constructor(
+    readonly identity: FileIdentity,
+    readonly readAtNs: bigint,
+    readonly table: TensorTable,
+  ) {}
+
+  get tensors(): readonly SafetensorsTensorInfo[] {
+    return this.table.infos();
+  }
+
+  get digests(): Map<string, string> {
+    return this.table.digestMap();
+  }
+}
+
+/** `known` in columns (a KnownFile from another source is converted once). */
+export function remembered(known: KnownFile): RememberedFile {
+  if (known instanceof RememberedFile) return known;
+  return new RememberedFile(
+    known.identity,
+    known.readAtNs,
+    TensorTable.fromInfos(known.tensors, known.digests),
+  );
 }
 
 /** Somewhere known files can be recalled from (the process memo, a record next to a cache). */
@@ -27,7 +59,10 @@ export interface KnownFileSource {
 export const RACY_WINDOW_NS = 2_000_000_000n;
 
 /** Whether `known` may stand in for a file with this identity. */
-export function trustworthy(known: KnownFile | undefined, identity: FileIdentity): boolean {
+export function trustworthy(
+  known: Pick<KnownFile, 'identity' | 'readAtNs'> | undefined,
+  identity: FileIdentity,
+): boolean {
   return (
     known !== undefined &&
     sameIdentity(known.identity, identity) &&
@@ -43,7 +78,7 @@ export function nowNs(): bigint {
 /** Files remembered per process; beyond this many the oldest are forgotten. */
 export const MAX_REMEMBERED_FILES = 4096;
 
-const memo = new Map<string, KnownFile>();
+const memo = new Map<string, RememberedFile>();
 
 /** The in-process memo: programs loaded again in this process (heap caches included). */
 export const processMemo: KnownFileSource & { remember(file: KnownFile): void; clear(): void } = {
@@ -53,7 +88,7 @@ export const processMemo: KnownFileSource & { remember(file: KnownFile): void; c
   },
   remember(file) {
     memo.delete(file.identity.path);
-    memo.set(file.identity.path, file);
+    memo.set(file.identity.path, remembered(file));
     if (memo.size > MAX_REMEMBERED_FILES) memo.delete(memo.keys().next().value as string);
   },
   clear() {

@@ -8,9 +8,14 @@ import { MappedTensorView } from './tensor-view.js';
 /**
  * The named data map of a program: the union of its safetensors files, by tensor name.
  * The files' tables are learnt on first use (from a record of known files, or headers).
+ * One map from name to slot (a number: tensors of file 0, then of file 1, …) serves every
+ * look-up, so asking for a tensor's info, view and content key costs one map read each.
  */
 export class SafetensorsNamedDataMap implements NamedDataMap {
-  #owners: Map<string, SafetensorsFile> | null = null;
+  #slots: Map<string, number> | null = null;
+  /** File index of each slot, and the first slot of each file. */
+  #fileOfSlot: Uint32Array = new Uint32Array(0);
+  #firstSlot: Uint32Array = new Uint32Array(0);
 
   constructor(readonly files: readonly SafetensorsFile[]) {
     if (files.every((file) => file.isKnown)) this.resolve();
@@ -22,35 +27,42 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
    */
   resolve(source?: KnownFileSource): void {
     for (const file of this.files) file.learn(source);
-    if (this.#owners !== null) return;
-    const owners = new Map<string, SafetensorsFile>();
-    for (const file of this.files) {
-      for (const name of file.tensors.keys()) {
-        const other = owners.get(name);
-        if (other) {
-          throw new ModuleLoaderError(
-            'ERR_SAFETENSORS_INVALID',
-            `${file.path}: tensor "${name}" is also in ${other.path}`,
-            { file: file.path, field: name },
-          );
-        }
-        owners.set(name, file);
+    if (this.#slots !== null) return;
+    let total = 0;
+    for (const file of this.files) total += file.table.size;
+    const slots = new Map<string, number>();
+    const fileOfSlot = new Uint32Array(total);
+    const firstSlot = new Uint32Array(this.files.length);
+    let slot = 0;
+    for (let f = 0; f < this.files.length; f++) {
+      const { names } = (this.files[f] as SafetensorsFile).table;
+      firstSlot[f] = slot;
+      fileOfSlot.fill(f, slot, slot + names.length);
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i] as string;
+        slots.set(name, slot++);
+        // A name seen before leaves the map's size behind the slot count.
+        if (slots.size !== slot) this.#duplicate(name, f);
       }
     }
-    this.#owners = owners;
+    this.#slots = slots;
+    this.#fileOfSlot = fileOfSlot;
+    this.#firstSlot = firstSlot;
   }
 
   get(name: string): MappedTensorView | undefined {
-    return this.#ownerOf(name)?.get(name);
+    const slot = this.slotOf(name);
+    return slot < 0 ? undefined : this.#fileAt(slot).viewAt(this.#indexAt(slot));
   }
 
   info(name: string): SafetensorsTensorInfo | undefined {
-    return this.#ownerOf(name)?.tensors.get(name);
+    const slot = this.slotOf(name);
+    return slot < 0 ? undefined : this.#fileAt(slot).table.info(this.#indexAt(slot));
   }
 
   names(): Iterable<string> {
     this.resolve();
-    return (this.#owners as Map<string, SafetensorsFile>).keys();
+    return (this.#slots as Map<string, number>).keys();
   }
 
   /** The content key of a tensor (hashes it unless its digest is remembered). */
@@ -60,13 +72,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
 
   /** The file holding a tensor (ERR_MANIFEST_INVALID when none does). */
   fileOf(name: string): SafetensorsFile {
-    const owner = this.#ownerOf(name);
-    if (owner === undefined) {
-      throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `No tensor "${name}" in the weights`, {
-        field: name,
-      });
-    }
-    return owner;
+    return this.#fileAt(this.#requireSlot(name));
   }
 
   /** Unmaps what only this view held (called by the cache after each layer or at finalize). */
@@ -83,9 +89,53 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     for (const file of this.files) file.close();
   }
 
-  #ownerOf(name: string): SafetensorsFile | undefined {
-    if (this.#owners === null) this.resolve();
-    return this.#owners?.get(name);
+  /** @internal The slot of a tensor, or -1. */
+  slotOf(name: string): number {
+    if (this.#slots === null) this.resolve();
+    return (this.#slots as Map<string, number>).get(name) ?? -1;
+  }
+
+  /**
+   * @internal The content key and view of a tensor by name, in one look-up (the XNNPACK
+   * backend's per-tensor step); ERR_MANIFEST_INVALID when no file holds it.
+   */
+  keyAndView(name: string, views: Map<string, MappedTensorView>): string {
+    const slot = this.#requireSlot(name);
+    const file = this.#fileAt(slot);
+    const index = this.#indexAt(slot);
+    const key = file.contentKeyAt(index);
+    if (views.get(key) === undefined) views.set(key, file.viewAt(index) as MappedTensorView);
+    return key;
+  }
+
+  #requireSlot(name: string): number {
+    const slot = this.slotOf(name);
+    if (slot < 0) {
+      throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `No tensor "${name}" in the weights`, {
+        field: name,
+      });
+    }
+    return slot;
+  }
+
+  #fileAt(slot: number): SafetensorsFile {
+    return this.files[this.#fileOfSlot[slot] as number] as SafetensorsFile;
+  }
+
+  #indexAt(slot: number): number {
+    return slot - (this.#firstSlot[this.#fileOfSlot[slot] as number] as number);
+  }
+
+  #duplicate(name: string, fileIndex: number): never {
+    const file = this.files[fileIndex] as SafetensorsFile;
+    const other = this.files.find(
+      (candidate, f) => f < fileIndex && candidate.table.indexOf(name) >= 0,
+    );
+    throw new ModuleLoaderError(
+      'ERR_SAFETENSORS_INVALID',
+      `${file.path}: tensor "${name}" is also in ${(other ?? file).path}`,
+      { file: file.path, field: name },
+    );
   }
 }
 
@@ -101,11 +151,7 @@ export class ContentKeyedDataMap implements NamedDataMap {
 
   /** Adds a tensor by name; returns its key. */
   add(name: string): string {
-    // One owner look-up for both the key and the view (once per tensor of a load).
-    const owner = this.source.fileOf(name);
-    const key = owner.contentKey(name);
-    if (!this.#views.has(key)) this.#views.set(key, owner.get(name) as MappedTensorView);
-    return key;
+    return this.source.keyAndView(name, this.#views);
   }
 
   get(key: string): TensorView | undefined {
