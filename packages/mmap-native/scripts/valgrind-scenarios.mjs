@@ -108,6 +108,20 @@ function scenarios(round) {
   new addon.File(link, 0, 0, true).close();
   expectCode('TypeError', () => new addon.File(`${path}\0x`, 0, 0, true));
 
+  // ftruncate: shrink, grow back sparse, refused on a read-only descriptor
+  if (file.truncate(5 * page + 3) !== 5 * page + 3) failures.push('truncate size');
+  file.truncate(2 ** 32 + 4 * page);
+  expectCode('TypeError', () => file.truncate('1'));
+  const readOnly = new addon.File(path, 0, 0, true);
+  expectCode('EINVAL', () => readOnly.truncate(1));
+  readOnly.close();
+
+  // fdatasync on the thread pool, one of them still running when the file is closed
+  const syncing = new addon.File(path, 1, 0);
+  pendingSyncs.push(syncing.syncAsync(true), syncing.syncAsync(false));
+  syncing.close();
+  expectCode('EBADF', () => syncing.syncAsync(true));
+
   file.sync(false);
   file.sync(true);
   void file.size();
@@ -120,7 +134,11 @@ function scenarios(round) {
   dropped.map(0, page, true, MAX);
 }
 
+const pendingSyncs = [];
 for (let round = 0; round < rounds; round++) scenarios(round);
+for (const outcome of await Promise.allSettled(pendingSyncs)) {
+  if (outcome.status !== 'fulfilled') failures.push(`syncAsync: ${outcome.reason}`);
+}
 globalThis.gc?.();
 await new Promise((resolve) => setImmediate(resolve));
 globalThis.gc?.();

@@ -72,8 +72,12 @@ export interface BackendFile {
   size(): number;
   /** Extends to newSize (never shrinks) and returns the resulting size. */
   grow(newSize: FileOffset, sparse: boolean): number;
+  /** ftruncate to exactly newSize (grows or shrinks); returns the resulting size. */
+  truncate(newSize: FileOffset): number;
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping;
   sync(dataOnly: boolean): void;
+  /** sync() on a worker thread; the promise settles when it is done. */
+  syncAsync(dataOnly: boolean): Promise<void>;
   lock(kind: LockKind | 'unlock', wait: boolean): void;
   stat(): FileStat;
   /** pread until target is full or end of file; returns the bytes read. */

@@ -108,6 +108,17 @@ export class MappedFile {
   }
 
   /**
+   * Sets the file's size to exactly newSize with ftruncate(2), shrinking it too, and returns
+   * the new size (a file opened 'r' gets EINVAL, as from ftruncate). Shrinking under a mapping (this process's or another's) makes touching
+   * the cut pages a SIGBUS: cut only a tail that nobody maps. To extend, prefer grow(),
+   * which allocates real blocks.
+   */
+  truncate(newSize: FileOffset): number {
+    const file = this.active('ftruncate');
+    return file.truncate(expectOffset(newSize, 'newSize'));
+  }
+
+  /**
    * Maps [offset, offset + length) (length defaults to the rest of the file). The offset
    * need not be page-aligned. Mapping past end-of-file throws ERR_MMAP_PAST_EOF.
    */
@@ -137,6 +148,19 @@ export class MappedFile {
   /** fdatasync(2): file data (and the size) to storage. */
   datasync(): void {
     this.active('fdatasync').sync(true);
+  }
+
+  /**
+   * fdatasync(2) on libuv's thread pool: the JavaScript thread keeps running. The promise
+   * rejects with an MmapError (EBADF once the file is closed). A close() meanwhile does not
+   * disturb a sync already started.
+   */
+  datasyncAsync(): Promise<void> {
+    try {
+      return this.active('fdatasync').syncAsync(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

@@ -6,17 +6,23 @@ import {
   openSync,
   readdirSync,
   renameSync,
-  type Stats,
   unlinkSync,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
+/** What carries over from a replaced file (fs.Stats and mmap-native's FileStat both have it). */
+export interface FileOwnership {
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
 export interface ReplaceOptions {
   /** Mode of the new file when there is no file to take it from. */
   readonly fileMode: number;
-  /** The file being replaced: its mode bits and owner carry over to the new file. */
-  readonly keepFrom?: Stats | undefined;
+  /** The file being replaced (its fstat): its mode bits and owner carry over to the new file. */
+  readonly keepFrom?: FileOwnership | undefined;
 }
 
 /**
@@ -91,7 +97,7 @@ export function writeFileAtomically(
   syncFolder(dirname(path));
 }
 
-function keepModeAndOwner(fd: number, from: Stats | undefined): void {
+function keepModeAndOwner(fd: number, from: FileOwnership | undefined): void {
   if (from === undefined) return;
   fchmodSync(fd, from.mode & 0o7777);
   try {

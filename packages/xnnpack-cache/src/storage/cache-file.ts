@@ -1,20 +1,7 @@
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fdatasync,
-  fdatasyncSync,
-  fstatSync,
-  ftruncateSync,
-  lstatSync,
-  openSync,
-  readSync,
-  type Stats,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import {
   type BackendChoice,
+  type FileStat,
   type LockKind,
   type MappedFile,
   openMappedFile,
@@ -31,73 +18,56 @@ export interface CacheFileOptions {
   readonly create?: boolean;
 }
 
-/** Linux names every open descriptor here: reopening through it reaches the same inode. */
-const FD_FOLDER = '/proc/self/fd';
-
 /**
- * One open cache file. A plain descriptor, opened without blocking with the symlink policy
- * applied and checked to be a regular file, serves reads, appends, fstat, fdatasync and the
- * ftruncate that cuts this process's own unused chunk tail (mmap-native never shrinks a
- * file). A MappedFile reopened through /proc/self/fd (so it is the same inode) serves maps,
- * growth and flock with a bounded wait. `isReplaced()` tells when compaction or a rebuild
- * renamed another file over the path, so a writer moves to the new file instead of
- * appending to an unlinked one.
+ * One open cache file: one descriptor, mmap-native's MappedFile, opened without blocking
+ * with the symlink policy applied and checked to be a regular file. It serves maps, growth,
+ * flock with a bounded wait, reads, appends, fstat, fdatasync (also on the thread pool) and
+ * the ftruncate that cuts this process's own unused chunk tail. `isReplaced()` tells when
+ * compaction or a rebuild renamed another file over the path, so a writer moves to the new
+ * file instead of appending to an unlinked one.
  */
 export class CacheFile {
   readonly path: string;
   readonly mapped: MappedFile;
-  readonly #fd: number;
   readonly #ino: number;
   readonly #dev: number;
   readonly #followSymlinks: boolean;
   #closed = false;
 
-  private constructor(
-    path: string,
-    mapped: MappedFile,
-    fd: number,
-    stat: Stats,
-    followSymlinks: boolean,
-  ) {
+  private constructor(path: string, mapped: MappedFile, stat: FileStat, followSymlinks: boolean) {
     this.path = path;
     this.#followSymlinks = followSymlinks;
     this.mapped = mapped;
-    this.#fd = fd;
     this.#ino = stat.ino;
     this.#dev = stat.dev;
   }
 
   /**
    * Opens (or creates) `path` without truncating it: another process may have it mapped,
-   * and truncating a mapped file is a SIGBUS for that process. O_NONBLOCK keeps a FIFO at
-   * the path from blocking the open; anything but a regular file is refused.
+   * and truncating a mapped file is a SIGBUS for that process. The open never blocks (a
+   * FIFO at the path cannot hang it); anything but a regular file is refused.
    */
   static open(path: string, options: CacheFileOptions): CacheFile {
-    let flags = constants.O_RDWR | constants.O_NONBLOCK;
-    if (!options.followSymlinks) flags |= constants.O_NOFOLLOW;
-    if (options.create !== false) flags |= constants.O_CREAT;
-    const fd = openSync(path, flags, options.fileMode);
-    let mapped: MappedFile | null = null;
+    let mapped: MappedFile;
     try {
-      const stat = fstatSync(fd);
-      if (!stat.isFile()) {
-        throw new StorageFallback('open-failed', `${path} is not a regular file`);
-      }
-      // Through /proc/self/fd the second open cannot land on another inode (a rename or a
-      // symlink swapped in between); elsewhere the path is reopened and compared.
-      const viaFd = existsSync(FD_FOLDER) ? `${FD_FOLDER}/${fd}` : path;
-      mapped = openMappedFile(
-        viaFd,
-        options.backend === undefined ? { mode: 'r+' } : { mode: 'r+', backend: options.backend },
-      );
-      const file = new CacheFile(path, mapped, fd, stat, options.followSymlinks);
-      if (viaFd === path && file.isReplaced()) {
-        throw new StorageFallback('open-failed', `${path} was replaced while it was opened`);
-      }
-      return file;
+      mapped = openMappedFile(path, {
+        mode: options.create === false ? 'r+' : 'w+',
+        permissions: options.fileMode,
+        followSymlinks: options.followSymlinks,
+        ...(options.backend === undefined ? {} : { backend: options.backend }),
+      });
     } catch (error) {
-      mapped?.close();
-      closeSync(fd);
+      if ((error as { code?: unknown }).code === 'ERR_MMAP_NOT_REGULAR_FILE') {
+        throw new StorageFallback('open-failed', `${path} is not a regular file`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    try {
+      return new CacheFile(path, mapped, mapped.stat(), options.followSymlinks);
+    } catch (error) {
+      mapped.close();
       throw error;
     }
   }
@@ -107,11 +77,11 @@ export class CacheFile {
   }
 
   size(): number {
-    return fstatSync(this.#fd).size;
+    return this.mapped.size();
   }
 
-  stat(): Stats {
-    return fstatSync(this.#fd);
+  stat(): FileStat {
+    return this.mapped.stat();
   }
 
   /** Whether the path now names another file (or none, or a symlink when they are refused). */
@@ -126,37 +96,25 @@ export class CacheFile {
 
   /** Up to `length` bytes at `offset` (fewer at end of file; the codec reports short reads). */
   read(offset: number, length: number): Uint8Array {
-    const out = new Uint8Array(length);
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.#fd, out, done, length - done, offset + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return done === length ? out : out.subarray(0, done);
+    return this.mapped.read(offset, length);
   }
 
   write(bytes: Uint8Array, offset: number): void {
-    let done = 0;
-    while (done < bytes.byteLength) {
-      done += writeSync(this.#fd, bytes, done, bytes.byteLength - done, offset + done);
-    }
+    this.mapped.write(bytes, offset);
   }
 
   /** Cuts the file to `size` bytes (only ever a tail no one else maps or references). */
   truncate(size: number): void {
-    ftruncateSync(this.#fd, size);
+    this.mapped.truncate(size);
   }
 
   datasync(): void {
-    fdatasyncSync(this.#fd);
+    this.mapped.datasync();
   }
 
   /** fdatasync on libuv's thread pool: the JavaScript thread keeps running. */
   datasyncInBackground(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      fdatasync(this.#fd, (error) => (error ? reject(error) : resolve()));
-    });
+    return this.mapped.datasyncAsync();
   }
 
   /**
@@ -191,6 +149,5 @@ export class CacheFile {
     if (this.#closed) return;
     this.#closed = true;
     this.mapped.close();
-    closeSync(this.#fd);
   }
 }

@@ -1,7 +1,7 @@
 import type { XpwcEntry, XpwcEntryV3 } from '@memlayer/cache-format';
 import type { CacheFile } from './cache-file.js';
 import type { PackedRegion, StoredEntry } from './packed-storage.js';
-import type { Chunk } from './region-allocator.js';
+import type { Chunk, FileRange } from './region-allocator.js';
 
 /** Where a packed region lives in the file. */
 export interface FileRegion {
@@ -72,6 +72,16 @@ export class FileRegions {
     let bytes = 0;
     for (const [region, file] of this.#carved) if (!file.committed) bytes += region.reservedBytes;
     return bytes;
+  }
+
+  /** The file ranges of carved regions of `file` not yet committed. */
+  unsavedRanges(file: CacheFile): FileRange[] {
+    const ranges: FileRange[] = [];
+    for (const [region, entry] of this.#carved) {
+      if (entry.committed || entry.file !== file) continue;
+      ranges.push({ start: entry.fileOffset, end: entry.fileOffset + region.reservedBytes });
+    }
+    return ranges;
   }
 
   clear(): void {

@@ -1,4 +1,4 @@
-import { alignUp, crc32cOf } from '@memlayer/cache-format';
+import { alignUp, crc32cOf, describeFileLayout } from '@memlayer/cache-format';
 import { type Mapping, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
 import { BudgetKeeper } from './budget.js';
@@ -410,18 +410,27 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     return this.#regions.unsavedBytes();
   }
 
-  /** File bytes that neither the committed index nor a pending region of ours references. */
+  /**
+   * File bytes that neither the committed index nor a pending region of ours references:
+   * cache-format's describeFileLayout decides, as it does for compaction and the CLI.
+   */
   #orphanBytes(file: CacheFile): number {
+    const size = file.size();
     const index = this.#session.committed;
-    const format = index?.version ?? this.#session.format;
-    let live = dataStartOf(format);
-    if (index !== null) {
-      live += index.trailerLength;
-      for (const entry of index.entries)
-        live += alignUp(Math.max(entry.dataSize, 1), this.#pageSize);
+    const pending = [
+      ...this.#regions.unsavedRanges(file),
+      ...this.#allocator.uncarvedRanges(file),
+    ].filter((range) => range.end <= size);
+    const trailer = index?.trailer;
+    if (trailer === undefined || trailer.trailerEnd > size) {
+      // No commit yet: everything past the header that is not pending is orphaned.
+      const format = index?.version ?? this.#session.format;
+      let used = dataStartOf(format);
+      for (const range of pending) used += range.end - range.start;
+      return Math.max(0, size - used);
     }
-    live += this.#unsavedBytes() + this.#allocator.uncarvedBytes(file);
-    return Math.max(0, file.size() - live);
+    return describeFileLayout({ fileSize: size, trailer, pageSize: this.#pageSize, pending })
+      .orphanBytes;
   }
 
   #fallBack(reason: FallbackReason, action: string, error: unknown): void {

@@ -10,6 +10,7 @@ import {
   planCommit,
   readCommittedTrailer,
   readTrailer,
+  type Trailer,
   V3_HEADER_READ_SIZE,
   V3_HEADER_SIZE,
   type XpwcEntry,
@@ -29,6 +30,8 @@ export interface CommittedIndex {
   readonly trailerLength: number;
   /** v3 commit generation; 0 for v2. */
   readonly generation: number;
+  /** The decoded trailer it comes from (absent for a file without a commit). */
+  readonly trailer?: Trailer;
 }
 
 /** First byte a data region may use: after the v3 header region, at 0 in a v2 file. */
@@ -46,6 +49,7 @@ export function toIndex(
     indexStart: trailer.indexStart,
     trailerLength: trailer.trailerEnd - trailer.indexStart,
     generation,
+    trailer,
   };
 }
 

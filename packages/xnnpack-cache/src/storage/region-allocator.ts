@@ -6,6 +6,12 @@ import type { CacheFile } from './cache-file.js';
  * A stretch of fresh file pages grown in one step and mapped once (MAP_SHARED, writable);
  * regions are carved from it in order.
  */
+/** File bytes [start, end). */
+export interface FileRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface Chunk {
   readonly file: CacheFile;
   readonly start: number;
@@ -164,6 +170,17 @@ export class RegionAllocator {
     let bytes = 0;
     for (const chunk of this.#chunks) if (chunk.file === file) bytes += chunk.end - chunk.cursor;
     return bytes;
+  }
+
+  /** The ranges `uncarvedBytes` counts. */
+  uncarvedRanges(file: CacheFile): FileRange[] {
+    const ranges: FileRange[] = [];
+    for (const chunk of this.#chunks) {
+      if (chunk.file === file && chunk.end > chunk.cursor) {
+        ranges.push({ start: chunk.cursor, end: chunk.end });
+      }
+    }
+    return ranges;
   }
 
   /** Stops carving from the current chunk (its file was replaced or closed). */

@@ -1,8 +1,10 @@
 import {
   closeSync,
+  fdatasync,
   fdatasyncSync,
   constants as fsConstants,
   fstatSync,
+  fsync,
   fsyncSync,
   ftruncateSync,
   openSync,
@@ -38,6 +40,8 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   // The descriptor stays open while mappings need it for write-back, as POSIX mappings
   // outlive the descriptor they came from.
   private readonly mappings = new Set<HeapMapping>();
+  // Background syncs still using the descriptor: it is closed after the last one.
+  private pendingSyncs = 0;
 
   constructor(
     readonly path: string,
@@ -120,6 +124,20 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     return this.size();
   }
 
+  truncate(newSize: FileOffset): number {
+    this.check('ftruncate');
+    const target = Number(newSize);
+    if (!Number.isSafeInteger(target)) {
+      throw MmapError.fromErrno(osConstants.errno.EFBIG, 'ftruncate', this.path);
+    }
+    try {
+      ftruncateSync(this.fd, target);
+    } catch (error) {
+      throw MmapError.fromNodeError(error, 'ftruncate', this.path);
+    }
+    return this.size();
+  }
+
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
     this.check('mmap');
     const size = this.size();
@@ -153,6 +171,24 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     } catch (error) {
       throw MmapError.fromNodeError(error, syscall, this.path);
     }
+  }
+
+  syncAsync(dataOnly: boolean): Promise<void> {
+    const syscall = dataOnly ? 'fdatasync' : 'fsync';
+    this.check(syscall);
+    this.pendingSyncs++;
+    return new Promise<void>((resolve, reject) => {
+      (dataOnly ? fdatasync : fsync)(this.fd, (error) => {
+        this.pendingSyncs--;
+        try {
+          this.closeDescriptorIfUnused();
+        } catch {
+          // the sync's own outcome is what the caller asked for
+        }
+        if (error) reject(MmapError.fromNodeError(error, syscall, this.path));
+        else resolve();
+      });
+    });
   }
 
   lock(kind: LockKind | 'unlock', wait: boolean): void {
@@ -220,7 +256,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   }
 
   private closeDescriptorIfUnused(): void {
-    if (!this.closed || this.mappings.size > 0) return;
+    if (!this.closed || this.mappings.size > 0 || this.pendingSyncs > 0) return;
     try {
       closeSync(this.fd);
     } catch (error) {

@@ -14,8 +14,10 @@ export interface NativeFile {
   readonly fd: number;
   size(): number | bigint;
   grow(newSize: number | bigint, sparse: boolean): number | bigint;
+  truncate(newSize: number | bigint): number | bigint;
   map(offset: number | bigint, length: number, writable: boolean, maxLength: number): NativeMapping;
   sync(dataOnly: boolean): void;
+  syncAsync(dataOnly: boolean): Promise<void>;
   lock(kind: number, wait: boolean): void;
   stat(): {
     dev: number | bigint;

@@ -90,6 +90,10 @@ class PosixFile implements BackendFile {
     return toSize(this.native.grow(newSize, sparse), this.path);
   }
 
+  truncate(newSize: FileOffset): number {
+    return toSize(this.native.truncate(newSize), this.path);
+  }
+
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
     checkMapBudget(this.liveMappings(), this.path);
     try {
@@ -103,6 +107,10 @@ class PosixFile implements BackendFile {
 
   sync(dataOnly: boolean): void {
     this.native.sync(dataOnly);
+  }
+
+  syncAsync(dataOnly: boolean): Promise<void> {
+    return this.native.syncAsync(dataOnly);
   }
 
   lock(kind: LockKind | 'unlock', wait: boolean): void {

@@ -18,7 +18,9 @@ Napi::Function File::DefineClass(Napi::Env env) {
                                            InstanceMethod<&File::Size>("size"),
                                            InstanceMethod<&File::Grow>("grow"),
                                            InstanceMethod<&File::Map>("map"),
+                                           InstanceMethod<&File::Truncate>("truncate"),
                                            InstanceMethod<&File::Sync>("sync"),
+                                           InstanceMethod<&File::SyncAsync>("syncAsync"),
                                            InstanceMethod<&File::Lock>("lock"),
                                            InstanceMethod<&File::Stat>("stat"),
                                            InstanceMethod<&File::ReadInto>("readInto"),
@@ -99,6 +101,24 @@ Napi::Value File::Grow(const Napi::CallbackInfo& info) {
   return MakeUint64(env, size);
 }
 
+// truncate(newSize) → the new size. ftruncate to exactly newSize, shrinking too.
+Napi::Value File::Truncate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t new_size = 0;
+  if (!ReadUint64(env, info[0], "newSize", &new_size)) return env.Undefined();
+  if (!CheckOpen(env, "ftruncate")) return env.Undefined();
+  if (int err = sys::Truncate(fd_, new_size)) {
+    ThrowSystemError(env, err, "ftruncate", path_);
+    return env.Undefined();
+  }
+  uint64_t size = 0;
+  if (int err = sys::Size(fd_, &size)) {
+    ThrowSystemError(env, err, "fstat", path_);
+    return env.Undefined();
+  }
+  return MakeUint64(env, size);
+}
+
 Napi::Value File::Map(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t offset = 0;
@@ -154,6 +174,68 @@ Napi::Value File::Sync(const Napi::CallbackInfo& info) {
   if (!CheckOpen(env, syscall)) return env.Undefined();
   if (int err = sys::SyncFile(fd_, data_only)) ThrowSystemError(env, err, syscall, path_);
   return env.Undefined();
+}
+
+namespace {
+
+// fsync/fdatasync on libuv's thread pool. It works on its own duplicate of the descriptor,
+// so a close() of the file meanwhile cannot make it sync a reused descriptor number.
+class SyncWorker : public Napi::AsyncWorker {
+ public:
+  SyncWorker(Napi::Env env, int fd, bool data_only, const std::string& path)
+      : Napi::AsyncWorker(env, "mmap-native:sync"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        fd_(fd),
+        data_only_(data_only),
+        path_(path) {}
+  ~SyncWorker() override {
+    if (fd_ >= 0) sys::Close(fd_);
+  }
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    err_ = sys::SyncFile(fd_, data_only_);
+    sys::Close(fd_);
+    fd_ = -1;
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (err_ == 0) {
+      deferred_.Resolve(env.Undefined());
+      return;
+    }
+    Napi::Value error = SystemError(env, err_, data_only_ ? "fdatasync" : "fsync", path_);
+    if (error.IsEmpty()) error = env.GetAndClearPendingException().Value();
+    deferred_.Reject(error);
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  int fd_;
+  bool data_only_;
+  std::string path_;
+  int err_ = 0;
+};
+
+}  // namespace
+
+// syncAsync(dataOnly) → a promise of the sync done on the thread pool.
+Napi::Value File::SyncAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  bool data_only = false;
+  if (!ReadBool(env, info[0], "dataOnly", &data_only)) return env.Undefined();
+  const char* syscall = data_only ? "fdatasync" : "fsync";
+  if (!CheckOpen(env, syscall)) return env.Undefined();
+  int copy = -1;
+  if (int err = sys::Duplicate(fd_, &copy)) {
+    ThrowSystemError(env, err, "fcntl", path_);
+    return env.Undefined();
+  }
+  auto* worker = new SyncWorker(env, copy, data_only, path_);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
 }
 
 Napi::Value File::Lock(const Napi::CallbackInfo& info) {

@@ -22,7 +22,9 @@ class File : public Napi::ObjectWrap<File> {
   Napi::Value Size(const Napi::CallbackInfo& info);
   Napi::Value Grow(const Napi::CallbackInfo& info);
   Napi::Value Map(const Napi::CallbackInfo& info);
+  Napi::Value Truncate(const Napi::CallbackInfo& info);
   Napi::Value Sync(const Napi::CallbackInfo& info);
+  Napi::Value SyncAsync(const Napi::CallbackInfo& info);
   Napi::Value Lock(const Napi::CallbackInfo& info);
   Napi::Value Stat(const Napi::CallbackInfo& info);
   Napi::Value ReadInto(const Napi::CallbackInfo& info);

@@ -137,14 +137,6 @@ namespace {
 
 std::atomic<int64_t> live_mappings{0};
 
-int Truncate(int fd, uint64_t size) {
-  int result;
-  do {
-    result = ftruncate(fd, static_cast<off_t>(size));
-  } while (result != 0 && errno == EINTR);
-  return result == 0 ? 0 : errno;
-}
-
 int Allocate(int fd, uint64_t offset, uint64_t length, const char** syscall) {
 #if defined(__APPLE__)
   // macOS has no posix_fallocate: preallocate (contiguous first), then set the size.
@@ -169,6 +161,22 @@ int Allocate(int fd, uint64_t offset, uint64_t length, const char** syscall) {
 }
 
 }  // namespace
+
+int Truncate(int fd, uint64_t size) {
+  if (size > static_cast<uint64_t>(std::numeric_limits<off_t>::max())) return EFBIG;
+  int result;
+  do {
+    result = ftruncate(fd, static_cast<off_t>(size));
+  } while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+}
+
+int Duplicate(int fd, int* out) {
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return errno;
+  *out = copy;
+  return 0;
+}
 
 int Grow(int fd, uint64_t new_size, bool sparse, const char** syscall) {
   *syscall = "fstat";

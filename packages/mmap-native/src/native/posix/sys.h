@@ -56,6 +56,13 @@ int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position);
 // new tail [old size, new_size) gets real blocks, so ENOSPC/EFBIG surface here and not
 // as a SIGBUS on first touch. *syscall names the call that failed.
 int Grow(int fd, uint64_t new_size, bool sparse, const char** syscall);
+// ftruncate(2) to exactly new_size: grows (a hole) or shrinks. Shrinking under someone's
+// mapping is a SIGBUS for them when they touch the cut pages: callers cut only tails that
+// nobody maps.
+int Truncate(int fd, uint64_t new_size);
+// A second descriptor of the same open file (F_DUPFD_CLOEXEC), for work on another thread
+// that must not race a close() of the first.
+int Duplicate(int fd, int* out);
 int SyncFile(int fd, bool data_only);
 int Lock(int fd, int32_t kind, bool wait);
 

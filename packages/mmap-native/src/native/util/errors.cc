@@ -8,33 +8,46 @@ namespace mmap_native {
 
 namespace {
 
-void ThrowWithDetails(Napi::Env env, Napi::Value message, Napi::Object details,
-                      const std::string& fallback_message) {
+// Empty when the registered constructor threw (its exception is pending).
+Napi::Value MakeWithDetails(Napi::Env env, Napi::Value message, Napi::Object details,
+                            const std::string& fallback_message) {
   AddonData* data = GetAddonData(env);
   if (data != nullptr && !data->error_constructor.IsEmpty()) {
     Napi::Object error = data->error_constructor.New({message, details});
-    if (env.IsExceptionPending()) return;  // the constructor itself threw
-    Napi::Error(env, error).ThrowAsJavaScriptException();
-    return;
+    if (env.IsExceptionPending()) return Napi::Value();
+    return error;
   }
   Napi::Error error = Napi::Error::New(env, fallback_message);
   Napi::Object object = error.Value();
   for (const char* key : {"code", "errno", "syscall", "path"}) {
     if (details.Has(key)) object.Set(key, details.Get(key));
   }
-  error.ThrowAsJavaScriptException();
+  return object;
+}
+
+void ThrowWithDetails(Napi::Env env, Napi::Value message, Napi::Object details,
+                      const std::string& fallback_message) {
+  Napi::Value error = MakeWithDetails(env, message, details, fallback_message);
+  if (error.IsEmpty()) return;  // the constructor itself threw
+  Napi::Error(env, error).ThrowAsJavaScriptException();
 }
 
 }  // namespace
 
-void ThrowSystemError(Napi::Env env, int err, const char* syscall, const std::string& path) {
+Napi::Value SystemError(Napi::Env env, int err, const char* syscall, const std::string& path) {
   Napi::Object details = Napi::Object::New(env);
   details.Set("errno", Napi::Number::New(env, err));
   details.Set("syscall", Napi::String::New(env, syscall));
   if (!path.empty()) details.Set("path", Napi::String::New(env, path));
   std::string fallback = std::string(std::strerror(err)) + ", " + syscall;
   if (!path.empty()) fallback += " '" + path + "'";
-  ThrowWithDetails(env, env.Undefined(), details, fallback);
+  return MakeWithDetails(env, env.Undefined(), details, fallback);
+}
+
+void ThrowSystemError(Napi::Env env, int err, const char* syscall, const std::string& path) {
+  Napi::Value error = SystemError(env, err, syscall, path);
+  if (error.IsEmpty()) return;  // the constructor itself threw
+  Napi::Error(env, error).ThrowAsJavaScriptException();
 }
 
 void ThrowCodeError(Napi::Env env, const char* code, const std::string& message,

@@ -12,6 +12,10 @@ namespace mmap_native {
 // carrying the same properties when no constructor was registered.
 void ThrowSystemError(Napi::Env env, int err, const char* syscall, const std::string& path);
 
+// The error ThrowSystemError would throw, as a value (a promise is rejected with it). Empty
+// when the error constructor itself threw: the exception is then pending.
+Napi::Value SystemError(Napi::Env env, int err, const char* syscall, const std::string& path);
+
 // Throws an MmapError with a non-errno code (e.g. ERR_MMAP_PAST_EOF).
 void ThrowCodeError(Napi::Env env, const char* code, const std::string& message,
                     const char* syscall, const std::string& path);
