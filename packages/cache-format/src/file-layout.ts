@@ -52,6 +52,11 @@ const PRIORITY: readonly FileRegionKind[] = [
   'superseded',
 ];
 
+const RANK = Object.fromEntries(PRIORITY.map((kind, rank) => [kind, rank])) as Record<
+  FileRegionKind,
+  number
+>;
+
 export interface FileRegion {
   readonly kind: FileRegionKind;
   readonly start: number;
@@ -103,7 +108,6 @@ interface Claim {
 
 function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim[] {
   const { trailer } = input;
-  const rank = (kind: FileRegionKind) => PRIORITY.indexOf(kind);
   const claims: Claim[] = [];
   const claim = (kind: FileRegionKind, start: number, end: number, label = '') => {
     if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0)) {
@@ -115,13 +119,15 @@ function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim
       throw invalidArgument(
         `describeFileLayout: ${kind} range [${start}, ${end}) ends past the file`,
       );
-    if (end > start) claims.push({ rank: rank(kind), start, end, label });
+    if (end > start) claims.push({ rank: RANK[kind], start, end, label });
   };
   if (trailer.version === 3) claim('header', 0, Math.min(V3_HEADER_SIZE, fileSize));
   claim('live-trailer', trailer.indexStart, trailer.trailerEnd);
   claim('uncommitted-tail', trailer.trailerEnd, fileSize);
   const live = new Map<string, XpwcEntry>();
-  for (const e of trailer.entries) live.set(e.name, e);
+  const entries = trailer.entries;
+  for (let i = 0; i < entries.length; i++)
+    live.set((entries[i] as XpwcEntry).name, entries[i] as XpwcEntry);
   for (const e of live.values()) {
     const dataEnd = e.fileOffset + e.dataSize;
     const reserved = e.fileOffset + alignUp(Math.max(e.dataSize, 1), page);
@@ -137,14 +143,27 @@ function claimsOf(input: FileLayoutInput, fileSize: number, page: number): Claim
   return claims;
 }
 
+export interface DescribeFileLayoutOptions {
+  /**
+   * false: only the byte counts (`regions` is empty), for a caller that needs no more, such
+   * as a cache counting its orphan bytes at close. Default true.
+   */
+  readonly regions?: boolean;
+}
+
 /**
  * Accounts every byte of a cache file as header, live data (+ padding), live trailer, pending,
  * or orphan (old trailer, superseded, uncommitted tail). Pure: give it the decoded trailer and,
  * for a complete picture, the older trailers of the history.
  */
-export function describeFileLayout(input: FileLayoutInput): FileLayout {
+export function describeFileLayout(
+  input: FileLayoutInput,
+  options: DescribeFileLayoutOptions = {},
+): FileLayout {
   if (input === null || typeof input !== 'object')
     throw invalidArgument('describeFileLayout: input must be an object');
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('describeFileLayout: options must be an object');
   const fileSize = toFileSize(input.fileSize);
   const trailer = input.trailer;
   if (trailer === null || typeof trailer !== 'object' || !Array.isArray(trailer.entries)) {
@@ -155,43 +174,17 @@ export function describeFileLayout(input: FileLayoutInput): FileLayout {
     throw invalidArgument('describeFileLayout: pageSize must be a power of two');
   const claims = claimsOf(input, fileSize, pageSize);
 
-  // Sweep the boundaries; in each stretch the best-ranked active claim owns the bytes.
-  // [position, claim index + 1] at a claim's start, [position, -(claim index + 1)] at its end.
-  const events: Array<[number, number]> = [];
-  for (const [i, c] of claims.entries()) events.push([c.start, i + 1], [c.end, -(i + 1)]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const active: Array<Set<number>> = PRIORITY.map(() => new Set());
+  const bytes = Object.fromEntries(PRIORITY.map((k) => [k, 0])) as Record<FileRegionKind, number>;
   const regions: FileRegion[] = [];
-  const push = (kind: FileRegionKind, start: number, end: number, label: string) => {
+  const withRegions = options.regions !== false;
+  sweep(claims, fileSize, (kind, start, end, label) => {
+    bytes[kind] += end - start;
+    if (!withRegions) return;
     const last = regions[regions.length - 1];
     if (last !== undefined && last.kind === kind && last.label === label && last.end === start) {
       regions[regions.length - 1] = { kind, start: last.start, end, label };
     } else regions.push({ kind, start, end, label });
-  };
-  let at = 0;
-  for (const [position, event] of events) {
-    if (position > at) {
-      const rank = active.findIndex((set) => set.size > 0);
-      const owner =
-        rank < 0 ? undefined : (claims[active[rank]?.values().next().value as number] as Claim);
-      // Bytes no claim covers (after the trailer of a trailer-less stretch) are orphans too.
-      push(
-        owner === undefined ? 'superseded' : (PRIORITY[rank] as FileRegionKind),
-        at,
-        position,
-        owner?.label ?? '',
-      );
-      at = position;
-    }
-    const index = Math.abs(event) - 1;
-    const set = active[(claims[index] as Claim).rank] as Set<number>;
-    if (event > 0) set.add(index);
-    else set.delete(index);
-  }
-  if (at < fileSize) push('uncommitted-tail', at, fileSize, '');
-
-  const bytes = Object.fromEntries(PRIORITY.map((k) => [k, 0])) as Record<FileRegionKind, number>;
-  for (const r of regions) bytes[r.kind] += r.end - r.start;
+  });
   return {
     fileSize,
     pageSize,
@@ -201,6 +194,54 @@ export function describeFileLayout(input: FileLayoutInput): FileLayout {
     pendingBytes: bytes.pending,
     orphanBytes: bytes['old-trailer'] + bytes.superseded + bytes['uncommitted-tail'],
   };
+}
+
+/**
+ * Walks the claims' boundaries in file order; each stretch between two boundaries goes to
+ * the best-ranked claim covering it (the earliest of that rank for its label), or to
+ * 'superseded' when none does, and [last boundary, fileSize) to 'uncommitted-tail'.
+ */
+function sweep(
+  claims: readonly Claim[],
+  fileSize: number,
+  stretch: (kind: FileRegionKind, start: number, end: number, label: string) => void,
+): void {
+  // An event is claim index + 1 at the claim's start, -(claim index + 1) at its end; index
+  // loops and no tuple per event (a warm cache's close lays out thousands of entries).
+  const events: number[] = new Array(claims.length * 2);
+  for (let i = 0; i < claims.length; i++) {
+    events[2 * i] = i + 1;
+    events[2 * i + 1] = -(i + 1);
+  }
+  const positionOf = (event: number): number =>
+    event > 0 ? (claims[event - 1] as Claim).start : (claims[-event - 1] as Claim).end;
+  // Ends before starts at one position; claims are mostly in file order already.
+  events.sort((a, b) => positionOf(a) - positionOf(b) || a - b);
+  // Active claims per rank in the order they started (rarely more than one each).
+  const active: number[][] = PRIORITY.map(() => []);
+  let at = 0;
+  for (let k = 0; k < events.length; k++) {
+    const event = events[k] as number;
+    const index = event > 0 ? event - 1 : -event - 1;
+    const claim = claims[index] as Claim;
+    const position = event > 0 ? claim.start : claim.end;
+    if (position > at) {
+      let rank = 0;
+      while (rank < active.length && (active[rank] as number[]).length === 0) rank++;
+      if (rank === active.length) {
+        // Bytes no claim covers (after the trailer of a trailer-less stretch) are orphans too.
+        stretch('superseded', at, position, '');
+      } else {
+        const owner = claims[(active[rank] as number[])[0] as number] as Claim;
+        stretch(PRIORITY[rank] as FileRegionKind, at, position, owner.label);
+      }
+      at = position;
+    }
+    const list = active[claim.rank] as number[];
+    if (event > 0) list.push(index);
+    else list.splice(list.indexOf(index), 1);
+  }
+  if (at < fileSize) stretch('uncommitted-tail', at, fileSize, '');
 }
 
 export interface ReadFileLayoutOptions extends DecodeOptions {

@@ -36,6 +36,7 @@ export {
   XpwcFormatError,
 } from './errors.js';
 export {
+  type DescribeFileLayoutOptions,
   describeFileLayout,
   type FileLayout,
   type FileLayoutInput,

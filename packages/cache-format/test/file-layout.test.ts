@@ -17,15 +17,20 @@ import { applyWrites, bytesOf, commit, MemFile, planCommitWrites } from './suppo
 
 const PAGE = 4096;
 
-function layoutOf(f: MemFile, pending?: { start: number; end: number }[]): FileLayout {
+function layoutOf(
+  f: MemFile,
+  pending?: { start: number; end: number }[],
+  regions = true,
+): FileLayout {
   const c = readCommittedTrailer(f.read, f.size);
-  return describeFileLayout({
+  const input = {
     fileSize: f.size,
     trailer: c.trailer,
     pageSize: c.header.pageSize,
     olderTrailers: [...trailerHistory(f.read, c.trailer)],
     ...(pending ? { pending } : {}),
-  });
+  };
+  return describeFileLayout(input, { regions });
 }
 
 /** The invariants every layout keeps. */
@@ -144,6 +149,12 @@ describe('describeFileLayout', () => {
           }
           const l = layoutOf(f);
           checkCover(l);
+          // Counting only gives the same bytes, without regions.
+          const counted = layoutOf(f, [{ start: 0, end: Math.min(f.size, 100) }], false);
+          const withPending = layoutOf(f, [{ start: 0, end: Math.min(f.size, 100) }]);
+          expect(counted.regions).toEqual([]);
+          expect(counted.bytes).toEqual(withPending.bytes);
+          expect(counted.orphanBytes).toBe(withPending.orphanBytes);
           const c = readCommittedTrailer(f.read, f.size);
           expect(l.bytes['uncommitted-tail']).toBe(c.deadTailBytes);
           expect(l.bytes['live-trailer']).toBe(c.trailer.trailerEnd - c.trailer.indexStart);
@@ -170,6 +181,10 @@ describe('describeFileLayout', () => {
       'ERR_XPWC_INVALID_ARGUMENT',
     );
     expectError(() => describeFileLayout(null as never), 'ERR_XPWC_INVALID_ARGUMENT');
+    expectError(
+      () => describeFileLayout({ fileSize: f.size, trailer }, null as never),
+      'ERR_XPWC_INVALID_ARGUMENT',
+    );
     expectError(
       () => describeFileLayout({ fileSize: 10, trailer: {} as never }),
       'ERR_XPWC_INVALID_ARGUMENT',

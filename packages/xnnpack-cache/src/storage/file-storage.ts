@@ -263,7 +263,9 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   close(): void {
     this.commitPendingNow();
     const file = this.#session.file;
-    const orphanRatio = file === null ? 0 : this.#orphanBytes(file) / Math.max(file.size(), 1);
+    // The ratio only decides automatic compaction: not counted without a threshold.
+    const counted = file !== null && this.#options.autoCompactThreshold !== undefined;
+    const orphanRatio = counted ? this.#orphanBytes(file) / Math.max(file.size(), 1) : 0;
     this.#regions.clear();
     for (const window of this.#windows) window.close();
     this.#windows = [];
@@ -429,8 +431,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       for (const range of pending) used += range.end - range.start;
       return Math.max(0, size - used);
     }
-    return describeFileLayout({ fileSize: size, trailer, pageSize: this.#pageSize, pending })
-      .orphanBytes;
+    const input = { fileSize: size, trailer, pageSize: this.#pageSize, pending };
+    return describeFileLayout(input, { regions: false }).orphanBytes;
   }
 
   #fallBack(reason: FallbackReason, action: string, error: unknown): void {
