@@ -52,6 +52,25 @@ describe('parseManifest', () => {
     });
   });
 
+  test('graph nodes are copied with their known fields only, clamp bounds renamed', () => {
+    const manifest = parseManifest(
+      JSON.stringify(
+        withMethod({
+          graph: [
+            { note: 'kept out', output: 'h', op: 'linear', input: 'x', weight: 'w', bias: 'b' },
+            { op: 'linear', input: 'h', output: 'y', weight: 'v', output_min: -1, output_max: 1 },
+          ],
+        }),
+      ),
+      'program.json',
+    );
+    const forward = manifest.methods.get('forward');
+    expect(forward?.kind === 'graph' && forward.graph).toStrictEqual([
+      { op: 'linear', input: 'x', output: 'h', weight: 'w', bias: 'b' },
+      { op: 'linear', input: 'h', output: 'y', weight: 'v', outputMin: -1, outputMax: 1 },
+    ]);
+  });
+
   const rules: [string, unknown, string][] = [
     ['text that is not JSON', '{"format": ', '$'],
     ['a missing format tag', { ...valid, format: 'other' }, 'format'],
@@ -94,6 +113,51 @@ describe('parseManifest', () => {
       'an unknown orchestration',
       { ...valid, methods: { npu: { ...valid.methods.npu, orchestration: 'gpu' } } },
       'methods.npu.orchestration',
+    ],
+    [
+      'a graph node that is not an object',
+      withMethod({ graph: [null] }),
+      'methods.forward.graph[0]',
+    ],
+    [
+      'a bias that is not a name',
+      withMethod({ graph: [{ op: 'linear', input: 'x', output: 'y', weight: 'w', bias: '' }] }),
+      'methods.forward.graph[0].bias',
+    ],
+    [
+      'an output_max that is not a number',
+      withMethod({
+        graph: [{ op: 'linear', input: 'x', output: 'y', weight: 'w', output_max: 'big' }],
+      }),
+      'methods.forward.graph[0].output_max',
+    ],
+    [
+      'an input no earlier node defines, after a branch',
+      withMethod({
+        graph: [
+          { op: 'relu', input: 'x', output: 'a' },
+          { op: 'relu', input: 'a', output: 'b' },
+          { op: 'relu', input: 'x', output: 'c' },
+          { op: 'gelu', input: 'd', output: 'y' },
+        ],
+      }),
+      'methods.forward.graph[3].input',
+    ],
+    [
+      'an output that redefines an earlier output',
+      withMethod({
+        graph: [
+          { op: 'relu', input: 'x', output: 'a' },
+          { op: 'relu', input: 'a', output: 'b' },
+          { op: 'relu', input: 'b', output: 'a' },
+        ],
+      }),
+      'methods.forward.graph[2].output',
+    ],
+    [
+      'a weights entry that is not a name',
+      { ...valid, weights: ['model.safetensors', 3] },
+      'weights[1]',
     ],
     [
       'a compile spec that is an object',

@@ -12,23 +12,29 @@ export const MAX_JSON_CONTAINERS = 500_000;
 
 export type JsonShapeProblem = { readonly kind: 'depth' | 'containers'; readonly offset: number };
 
-/** The first place the text exceeds the bounds (outside string literals), or null. */
+/**
+ * The first place the text exceeds the bounds (outside string literals), or null. A string
+ * literal is skipped with indexOf (its closing quote is the first one not escaped by an odd
+ * run of backslashes), so only the few characters between strings are read one by one.
+ */
 export function findJsonShapeProblem(text: string): JsonShapeProblem | null {
   let depth = 0;
   let containers = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+    if (c === 0x22 /* " */) {
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i === -1) return null; // unterminated: JSON.parse refuses it
+        let before = i - 1;
+        while (text.charCodeAt(before) === 0x5c /* \ */) before--;
+        if (((i - 1 - before) & 1) === 0) break;
+      }
+    } else if ((c | 0x20) === 0x7b /* [ or { */) {
       if (++depth > MAX_JSON_DEPTH) return { kind: 'depth', offset: i };
       if (++containers > MAX_JSON_CONTAINERS) return { kind: 'containers', offset: i };
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+    } else if ((c | 0x20) === 0x7d /* ] or } */) depth--;
   }
   return null;
 }

@@ -59,21 +59,14 @@ export interface ProgramManifest {
   methods: Map<string, MethodManifest>;
 }
 
-const GRAPH_OPS = new Set(['linear', 'relu', 'gelu']);
-
 /** Parses and validates a program manifest; every error names the file and JSON path. */
 export function parseManifest(text: string, file: string): ProgramManifest {
-  const fail = (field: string, message: string): never => {
-    throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${file}: ${field}: ${message}`, {
-      file,
-      field,
-    });
-  };
   if (text.length > MAX_MANIFEST_BYTES)
-    fail('$', `manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
+    fail(file, '$', `manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
   const shape = findJsonShapeProblem(text);
   if (shape !== null) {
     fail(
+      file,
       '$',
       shape.kind === 'depth'
         ? `nested deeper than ${MAX_JSON_DEPTH} levels (at character ${shape.offset})`
@@ -84,162 +77,244 @@ export function parseManifest(text: string, file: string): ProgramManifest {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return fail('$', `not valid JSON (${(error as Error).message})`);
+    return fail(file, '$', `not valid JSON (${(error as Error).message})`);
   }
-  const root = expectObject(json, '$', fail);
-  if (root['format'] !== PROGRAM_FORMAT) fail('format', `expected "${PROGRAM_FORMAT}"`);
+  const root = expectObject(json, file, '$');
+  if (root['format'] !== PROGRAM_FORMAT) fail(file, 'format', `expected "${PROGRAM_FORMAT}"`);
   if (root['version'] !== PROGRAM_VERSION) {
-    fail('version', `expected ${PROGRAM_VERSION} but received ${JSON.stringify(root['version'])}`);
+    fail(
+      file,
+      'version',
+      `expected ${PROGRAM_VERSION} but received ${JSON.stringify(root['version'])}`,
+    );
   }
-  const weights = expectArray(root['weights'] ?? [], 'weights', fail).map((entry, index) =>
-    expectName(entry, `weights[${index}]`, fail),
-  );
-  const methodsJson = expectObject(root['methods'], 'methods', fail);
+  const weightsJson = expectArray(root['weights'] ?? [], file, 'weights');
+  const weights: string[] = [];
+  for (let index = 0; index < weightsJson.length; index++) {
+    const weight = weightsJson[index];
+    if (!isName(weight)) fail(file, `weights[${index}]`, NAME_EXPECTED);
+    weights.push(weight);
+  }
+  const methodsJson = expectObject(root['methods'], file, 'methods');
   const methodNames = Object.keys(methodsJson);
-  if (methodNames.length === 0) fail('methods', 'a program needs at least one method');
-  if (methodNames.length > MAX_METHODS) fail('methods', `more than ${MAX_METHODS} methods`);
+  if (methodNames.length === 0) fail(file, 'methods', 'a program needs at least one method');
+  if (methodNames.length > MAX_METHODS) fail(file, 'methods', `more than ${MAX_METHODS} methods`);
   const methods = new Map<string, MethodManifest>();
   for (const name of methodNames) {
-    expectName(name, `methods["${name.slice(0, 32)}"]`, fail);
-    methods.set(name, parseMethod(methodsJson[name], `methods.${name}`, fail));
+    expectName(name, file, `methods["${name.slice(0, 32)}"]`);
+    methods.set(name, parseMethod(methodsJson[name], file, `methods.${name}`));
   }
   return { version: PROGRAM_VERSION, weights, methods };
 }
 
-type Fail = (field: string, message: string) => never;
-
-function parseMethod(raw: unknown, path: string, fail: Fail): MethodManifest {
-  const method = expectObject(raw, path, fail);
-  const backend = expectName(method['backend'], `${path}.backend`, fail);
+function parseMethod(raw: unknown, file: string, path: string): MethodManifest {
+  const method = expectObject(raw, file, path);
+  const backend = expectName(method['backend'], file, `${path}.backend`);
   const compileSpecs = parseCompileSpecs(
     method['compileSpecs'] ?? {},
+    file,
     `${path}.compileSpecs`,
-    fail,
   );
   if (method['callable'] !== undefined) {
     const callableId = method['callableId'];
     if (!Number.isInteger(callableId) || (callableId as number) < 0) {
-      fail(`${path}.callableId`, 'expected a non-negative integer');
+      fail(file, `${path}.callableId`, 'expected a non-negative integer');
     }
     const orchestration = method['orchestration'] ?? 'device';
     if (orchestration !== 'device' && orchestration !== 'host') {
-      fail(`${path}.orchestration`, 'expected "device" or "host"');
+      fail(file, `${path}.orchestration`, 'expected "device" or "host"');
     }
     return {
       kind: 'callable',
       backend,
       compileSpecs,
-      callable: expectName(method['callable'], `${path}.callable`, fail),
+      callable: expectName(method['callable'], file, `${path}.callable`),
       callableId: callableId as number,
       orchestration: orchestration as 'device' | 'host',
     };
   }
-  const inputs = expectArray(method['inputs'], `${path}.inputs`, fail).map((entry, index) => {
-    const input = expectObject(entry, `${path}.inputs[${index}]`, fail);
+  const inputsJson = expectArray(method['inputs'], file, `${path}.inputs`);
+  const inputs: MethodInput[] = [];
+  // Values defined so far: the inputs, then each node's output in graph order.
+  const defined = new Set<string>();
+  for (let index = 0; index < inputsJson.length; index++) {
+    const input = expectObject(inputsJson[index], file, `${path}.inputs[${index}]`);
     const features = input['features'];
     if (!Number.isInteger(features) || (features as number) < 1 || (features as number) > 2 ** 24) {
-      fail(`${path}.inputs[${index}].features`, 'expected an integer in [1, 2^24]');
+      fail(file, `${path}.inputs[${index}].features`, 'expected an integer in [1, 2^24]');
     }
-    return {
-      name: expectName(input['name'], `${path}.inputs[${index}].name`, fail),
-      features: features as number,
-    };
-  });
-  if (inputs.length === 0) fail(`${path}.inputs`, 'a graph method needs at least one input');
-  const graphJson = expectArray(method['graph'], `${path}.graph`, fail);
+    const name = expectName(input['name'], file, `${path}.inputs[${index}].name`);
+    inputs.push({ name, features: features as number });
+    defined.add(name);
+  }
+  if (inputs.length === 0) fail(file, `${path}.inputs`, 'a graph method needs at least one input');
+  const graphJson = expectArray(method['graph'], file, `${path}.graph`);
   if (graphJson.length > MAX_GRAPH_NODES)
-    fail(`${path}.graph`, `more than ${MAX_GRAPH_NODES} nodes`);
-  const defined = new Set(inputs.map((input) => input.name));
-  const graph = graphJson.map((entry, index) => {
-    const node = parseNode(entry, `${path}.graph[${index}]`, fail);
-    if (!defined.has(node.input)) {
-      fail(
-        `${path}.graph[${index}].input`,
-        `value "${node.input}" is not defined before this node`,
-      );
-    }
-    if (defined.has(node.output)) {
-      fail(`${path}.graph[${index}].output`, `value "${node.output}" is defined twice`);
-    }
-    defined.add(node.output);
-    return node;
-  });
-  const outputs = expectArray(method['outputs'], `${path}.outputs`, fail).map((entry, index) => {
-    const output = expectName(entry, `${path}.outputs[${index}]`, fail);
+    fail(file, `${path}.graph`, `more than ${MAX_GRAPH_NODES} nodes`);
+  const graph = parseGraph(graphJson, defined, file, path);
+  const outputsJson = expectArray(method['outputs'], file, `${path}.outputs`);
+  const outputs: string[] = [];
+  for (let index = 0; index < outputsJson.length; index++) {
+    const output = expectName(outputsJson[index], file, `${path}.outputs[${index}]`);
     if (!defined.has(output))
-      fail(`${path}.outputs[${index}]`, `value "${output}" is never computed`);
-    return output;
-  });
-  if (outputs.length === 0) fail(`${path}.outputs`, 'a graph method needs at least one output');
+      fail(file, `${path}.outputs[${index}]`, `value "${output}" is never computed`);
+    outputs.push(output);
+  }
+  if (outputs.length === 0)
+    fail(file, `${path}.outputs`, 'a graph method needs at least one output');
   return { kind: 'graph', backend, compileSpecs, inputs, outputs, graph };
 }
 
-function parseNode(raw: unknown, path: string, fail: Fail): GraphNode {
-  const node = expectObject(raw, path, fail);
-  const op = node['op'];
-  if (typeof op !== 'string' || !GRAPH_OPS.has(op)) {
-    return fail(
-      `${path}.op`,
-      `expected one of ${[...GRAPH_OPS].join(', ')} but received ${JSON.stringify(op)}`,
-    );
+/**
+ * Checks and copies the nodes in one pass: each node's shape, op, names and clamp bounds,
+ * then its use of values (`defined` gains each output). Graphs run to 100k nodes, so the
+ * loop builds no strings, closures or arrays unless a node is refused: JSON paths are
+ * written only for the error.
+ */
+function parseGraph(
+  graphJson: unknown[],
+  defined: Set<string>,
+  file: string,
+  path: string,
+): GraphNode[] {
+  const graph = new Array<GraphNode>(graphJson.length);
+  // Output of the node before: in a chain it is this node's input, found without hashing.
+  let previous: unknown;
+  for (let index = 0; index < graphJson.length; index++) {
+    const raw = graphJson[index];
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      failNode(file, path, index, '', 'expected an object');
+    }
+    const node = raw as Record<string, unknown>;
+    const op = node['op'];
+    const isLinear = op === 'linear';
+    if (!isLinear && op !== 'relu' && op !== 'gelu') {
+      failNode(
+        file,
+        path,
+        index,
+        '.op',
+        `expected one of ${GRAPH_OPS} but received ${JSON.stringify(op)}`,
+      );
+    }
+    const input = node['input'];
+    if (!isName(input)) failNode(file, path, index, '.input', NAME_EXPECTED);
+    const output = node['output'];
+    if (!isName(output)) failNode(file, path, index, '.output', NAME_EXPECTED);
+    let parsed: GraphNode;
+    if (isLinear) {
+      const weight = node['weight'];
+      if (!isName(weight)) failNode(file, path, index, '.weight', NAME_EXPECTED);
+      const bias = node['bias'];
+      if (bias === undefined) parsed = { op: 'linear', input, output, weight };
+      else {
+        if (!isName(bias)) failNode(file, path, index, '.bias', NAME_EXPECTED);
+        parsed = { op: 'linear', input, output, weight, bias };
+      }
+      const outputMin = node['output_min'];
+      const outputMax = node['output_max'];
+      if (outputMin !== undefined || outputMax !== undefined) {
+        checkClamp(outputMin, outputMax, file, path, index);
+        if (outputMin !== undefined) parsed.outputMin = outputMin as number;
+        if (outputMax !== undefined) parsed.outputMax = outputMax as number;
+      }
+    } else {
+      parsed = { op: op as 'relu' | 'gelu', input, output };
+    }
+    if (input !== previous && !defined.has(input)) {
+      failNode(file, path, index, '.input', `value "${input}" is not defined before this node`);
+    }
+    // One hash operation checks and records the output: a known value leaves the size as is.
+    const size = defined.size;
+    defined.add(output);
+    if (defined.size === size) {
+      failNode(file, path, index, '.output', `value "${output}" is defined twice`);
+    }
+    previous = output;
+    graph[index] = parsed;
   }
-  const input = expectName(node['input'], `${path}.input`, fail);
-  const output = expectName(node['output'], `${path}.output`, fail);
-  if (op !== 'linear') return { op: op as 'relu' | 'gelu', input, output };
-  const weight = expectName(node['weight'], `${path}.weight`, fail);
-  const linear: GraphNode = { op: 'linear', input, output, weight };
-  if (node['bias'] !== undefined) linear.bias = expectName(node['bias'], `${path}.bias`, fail);
-  const outputMin = optionalNumber(node['output_min'], `${path}.output_min`, fail);
-  const outputMax = optionalNumber(node['output_max'], `${path}.output_max`, fail);
-  // XNNPACK refuses a lower bound above the upper one (xnn_status_invalid_parameter).
-  if (outputMin !== undefined && outputMax !== undefined && outputMin > outputMax) {
-    fail(
-      `${path}.output_min`,
+  return graph;
+}
+
+/** Both bounds numbers (not NaN) when present; XNNPACK refuses min > max (xnn_status_invalid_parameter). */
+function checkClamp(
+  outputMin: unknown,
+  outputMax: unknown,
+  file: string,
+  path: string,
+  index: number,
+): void {
+  if (outputMin !== undefined && !isNumber(outputMin))
+    failNode(file, path, index, '.output_min', 'expected a number');
+  if (outputMax !== undefined && !isNumber(outputMax))
+    failNode(file, path, index, '.output_max', 'expected a number');
+  if (
+    outputMin !== undefined &&
+    outputMax !== undefined &&
+    (outputMin as number) > (outputMax as number)
+  ) {
+    failNode(
+      file,
+      path,
+      index,
+      '.output_min',
       `expected at most output_max (${outputMax}) but received ${outputMin}`,
     );
   }
-  if (outputMin !== undefined) linear.outputMin = outputMin;
-  if (outputMax !== undefined) linear.outputMax = outputMax;
-  return linear;
-}
-
-function optionalNumber(value: unknown, path: string, fail: Fail): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || Number.isNaN(value)) return fail(path, 'expected a number');
-  return value;
 }
 
 function parseCompileSpecs(
   raw: unknown,
+  file: string,
   path: string,
-  fail: Fail,
 ): Record<string, CompileSpecValue> {
-  const specs = expectObject(raw, path, fail);
+  const specs = expectObject(raw, file, path);
   const out: Record<string, CompileSpecValue> = {};
   for (const [key, value] of Object.entries(specs)) {
     if (typeof value !== 'boolean' && typeof value !== 'number' && typeof value !== 'string') {
-      fail(`${path}.${key}`, 'expected a boolean, number or string');
+      fail(file, `${path}.${key}`, 'expected a boolean, number or string');
     }
     out[key] = value as CompileSpecValue;
   }
   return out;
 }
 
-function expectObject(value: unknown, path: string, fail: Fail): Record<string, unknown> {
+const GRAPH_OPS = 'linear, relu, gelu';
+const NAME_EXPECTED = `expected a string of 1..${MAX_NAME_LENGTH} characters`;
+
+function fail(file: string, field: string, message: string): never {
+  throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${file}: ${field}: ${message}`, {
+    file,
+    field,
+  });
+}
+
+/** `key` is '' or '.<key>' of node `index` of the graph at `path`. */
+function failNode(file: string, path: string, index: number, key: string, message: string): never {
+  return fail(file, `${path}.graph[${index}]${key}`, message);
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === 'string' && value.length !== 0 && value.length <= MAX_NAME_LENGTH;
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && !Number.isNaN(value);
+}
+
+function expectObject(value: unknown, file: string, path: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return fail(path, 'expected an object');
+    return fail(file, path, 'expected an object');
   }
   return value as Record<string, unknown>;
 }
 
-function expectArray(value: unknown, path: string, fail: Fail): unknown[] {
-  if (!Array.isArray(value)) return fail(path, 'expected an array');
+function expectArray(value: unknown, file: string, path: string): unknown[] {
+  if (!Array.isArray(value)) return fail(file, path, 'expected an array');
   return value;
 }
 
-function expectName(value: unknown, path: string, fail: Fail): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_NAME_LENGTH) {
-    return fail(path, `expected a string of 1..${MAX_NAME_LENGTH} characters`);
-  }
+function expectName(value: unknown, file: string, path: string): string {
+  if (!isName(value)) return fail(file, path, NAME_EXPECTED);
   return value;
 }

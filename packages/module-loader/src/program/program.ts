@@ -6,7 +6,12 @@ import { readRegularFile } from '../files/read-regular-file.js';
 import { SafetensorsFile } from '../safetensors/file.js';
 import { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { WeightCounters, type WeightStats } from '../safetensors/weight-stats.js';
-import { MAX_MANIFEST_BYTES, type ProgramManifest, parseManifest } from './manifest.js';
+import {
+  type GraphNode,
+  MAX_MANIFEST_BYTES,
+  type ProgramManifest,
+  parseManifest,
+} from './manifest.js';
 
 /**
  * 'minimal' checks the manifest and stats the weight files (their headers are read, or
@@ -44,10 +49,11 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
   const files: SafetensorsFile[] = [];
   const counters = new WeightCounters();
   try {
-    manifest.weights.forEach((weights, index) => {
+    for (let index = 0; index < manifest.weights.length; index++) {
       const ctx = { file: path, field: `weights[${index}]` };
+      const weights = manifest.weights[index] as string;
       files.push(SafetensorsFile.at(resolveContainedPath(dir, weights, ctx), counters, ctx));
-    });
+    }
     const namedData = new SafetensorsNamedDataMap(files);
     if (verification === 'internal-consistency') {
       namedData.resolve();
@@ -70,6 +76,7 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
   }
 }
 
+/** Every tensor a linear node names is in the weights (one lookup per name, no copies). */
 function checkReferences(
   manifest: ProgramManifest,
   namedData: SafetensorsNamedDataMap,
@@ -77,24 +84,30 @@ function checkReferences(
 ): void {
   for (const [name, method] of manifest.methods) {
     if (method.kind !== 'graph') continue;
-    method.graph.forEach((node, index) => {
-      if (node.op !== 'linear') return;
-      for (const [role, tensor] of [
-        ['weight', node.weight],
-        ['bias', node.bias],
-      ] as const) {
-        if (tensor !== undefined && namedData.get(tensor) === undefined) {
-          const field = `methods.${name}.graph[${index}].${role}`;
-          throw new ModuleLoaderError(
-            'ERR_MANIFEST_INVALID',
-            `${path}: ${field}: no f32 tensor "${tensor}" in the weights`,
-            {
-              file: path,
-              field,
-            },
-          );
-        }
+    const graph = method.graph;
+    for (let index = 0; index < graph.length; index++) {
+      const node = graph[index] as GraphNode;
+      if (node.op !== 'linear') continue;
+      if (namedData.get(node.weight) === undefined)
+        missingTensor(path, name, index, 'weight', node.weight);
+      if (node.bias !== undefined && namedData.get(node.bias) === undefined) {
+        missingTensor(path, name, index, 'bias', node.bias);
       }
-    });
+    }
   }
+}
+
+function missingTensor(
+  path: string,
+  method: string,
+  index: number,
+  role: 'weight' | 'bias',
+  tensor: string,
+): never {
+  const field = `methods.${method}.graph[${index}].${role}`;
+  throw new ModuleLoaderError(
+    'ERR_MANIFEST_INVALID',
+    `${path}: ${field}: no f32 tensor "${tensor}" in the weights`,
+    { file: path, field },
+  );
 }
