@@ -1,16 +1,15 @@
 // Register/unregister churn, both memory designs side by side in one run.
 // Usage: pnpm --filter @memlayer/device-runner bench [-- --cycles=10000 --callables=50]
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { SimDevice } from '../src/index.js';
 import {
-  buildChipCallable,
-  parseChipCallable,
-  readGnuBuildId,
-  SimDevice,
-  writeSharedObject,
-} from '../src/index.js';
+  churn,
+  compiledOrch,
+  syntheticOrch as makeSyntheticOrch,
+  makeTemplate,
+  measureUploads,
+  stamp,
+  type Template,
+} from './churn-section.js';
 import { DESIGNS as designs, makeDesign } from './designs.js';
 
 function arg(name: string, fallback: number): number {
@@ -21,67 +20,7 @@ const CYCLES = arg('cycles', 10_000);
 const CALLABLES = arg('callables', 50);
 const CAPACITY = arg('capacity-mib', 256) * 1024 * 1024;
 
-/** A real orchestration object from the system compiler when there is one. */
-function compiledOrch(): Uint8Array | null {
-  const dir = mkdtempSync(join(tmpdir(), 'device-runner-bench-'));
-  try {
-    writeFileSync(
-      join(dir, 'orch.c'),
-      'int aicpu_orchestration_entry(void *a, int n) { return n; }\nint aicpu_orchestration_config(void) { return 1; }\n',
-    );
-    execFileSync(
-      'cc',
-      ['-shared', '-fPIC', '-Wl,--build-id', '-o', join(dir, 'orch.so'), join(dir, 'orch.c')],
-      {
-        stdio: 'ignore',
-      },
-    );
-    return new Uint8Array(readFileSync(join(dir, 'orch.so')));
-  } catch {
-    return null;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-interface Template {
-  bytes: Uint8Array;
-  /** Offsets to stamp per generation so every registration is new content (incl. build id). */
-  buildIdAt: number;
-  kernelAt: number;
-}
-
-function makeTemplate(orch: Uint8Array, index: number, kernels: number): Template {
-  const bytes = buildChipCallable({
-    orch,
-    children: Array.from({ length: kernels }, (_, k) => ({
-      funcId: k,
-      core: {
-        signature: [1, 2],
-        binary: new Uint8Array(512 + 64 * ((index + k) % 7)).fill(index & 0xff),
-      },
-    })),
-  });
-  const parsed = parseChipCallable(bytes);
-  const id = readGnuBuildId(orch) as Uint8Array;
-  const buildIdAt = parsed.headerSize + Buffer.from(orch).indexOf(Buffer.from(id));
-  const kernelAt = (parsed.children[0]?.imageOffset ?? 0) + 192;
-  return { bytes, buildIdAt, kernelAt };
-}
-
-function stamp(template: Template, generation: number, index: number): Uint8Array {
-  const bytes = template.bytes.slice();
-  const view = new DataView(bytes.buffer);
-  view.setUint32(template.buildIdAt, generation, true);
-  view.setUint32(template.buildIdAt + 4, index, true);
-  view.setUint32(template.kernelAt, generation, true);
-  return bytes;
-}
-
-const syntheticOrch = writeSharedObject({
-  symbols: [{ name: 'aicpu_orchestration_entry' }, { name: 'aicpu_orchestration_config' }],
-  buildId: new Uint8Array(20).fill(0x11),
-});
+const syntheticOrch = makeSyntheticOrch();
 const realOrch = compiledOrch();
 const fmt = (n: number) => n.toLocaleString('en-US');
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
@@ -101,16 +40,10 @@ for (const [label, orch] of [
 ] as const) {
   if (!orch) continue;
   const row: string[] = [];
+  const distinct = Array.from({ length: CALLABLES }, (_, i) => makeTemplate(orch, i, 4));
   for (const design of designs) {
     const runner = makeDesign(design, new SimDevice({ capacity: CAPACITY }));
-    let uploaded = 0;
-    let total = 0;
-    for (let i = 0; i < CALLABLES; i++) {
-      const bytes = stamp(makeTemplate(orch, i, 4), 1, i);
-      uploaded += runner.register(i % 64, bytes);
-      total += bytes.length;
-      runner.unregister(i % 64);
-    }
+    const { uploaded, total } = measureUploads(runner, distinct, CALLABLES);
     row.push(`${design}: ${(uploaded / total).toFixed(3)}x`);
     runner.finalize();
   }
@@ -127,38 +60,15 @@ for (const design of designs) {
   const baselineAddr = device.malloc(4096);
   const baseline = device.stats().committedBytes;
   const runner = makeDesign(design, device);
-  let registerNs = 0n;
-  let unregisterNs = 0n;
-  let registrations = 0;
-  let stoppedAt: string | null = null;
-  const checkpoints: string[] = [];
-  for (let cycle = 1; cycle <= CYCLES && !stoppedAt; cycle++) {
-    const batch = templates.map((t, i) => stamp(t, cycle, i));
-    for (let i = 0; i < CALLABLES; i++) {
-      const t0 = process.hrtime.bigint();
-      try {
-        runner.register(i % 64, batch[i] as Uint8Array);
-      } catch (error) {
-        stoppedAt = `${(error as { code?: string }).code} at cycle ${fmt(cycle)}`;
-        break;
-      }
-      registerNs += process.hrtime.bigint() - t0;
-      registrations++;
-    }
-    const t1 = process.hrtime.bigint();
-    for (let i = 0; i < CALLABLES; i++) runner.unregister(i % 64);
-    unregisterNs += process.hrtime.bigint() - t1;
-    if ([1, 10, 100, 1000, CYCLES].includes(cycle)) {
-      checkpoints.push(`c${fmt(cycle)}=${mib(device.stats().committedBytes - baseline)}`);
-    }
-  }
+  const r = churn(device, runner, templates, CYCLES, [1, 10, 100, 1000, CYCLES]);
+  const checkpoints = [...r.committedAt].map(([cycle, bytes]) => `c${fmt(cycle)}=${mib(bytes)}`);
   const d = device.stats();
   console.log(`   ${design}`);
   console.log(
-    `     register   ${fmt(Math.round(registrations / (Number(registerNs) / 1e9)))} ops/s   unregister ${fmt(Math.round(registrations / (Number(unregisterNs) / 1e9)))} ops/s`,
+    `     register   ${fmt(Math.round(r.registrations / r.registerSeconds))} ops/s   unregister ${fmt(Math.round(r.registrations / r.unregisterSeconds))} ops/s`,
   );
   console.log(
-    `     committed above baseline: ${checkpoints.join('  ')}${stoppedAt ? `  — stopped: ${stoppedAt}` : ''}`,
+    `     committed above baseline: ${checkpoints.join('  ')}${r.stoppedAt ? `  — stopped: ${r.stoppedAt}` : ''}`,
   );
   console.log(
     `     end: live device buffers ${fmt(runner.liveBuffers())}, committed ${mib(d.committedBytes - baseline)} above baseline, peak ${mib(d.peakBytes - baseline)}, fragmentation ${d.fragmentation.toFixed(3)}, free blocks ${fmt(d.freeBlocks)}`,
