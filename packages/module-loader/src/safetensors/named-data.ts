@@ -9,10 +9,14 @@ import { MappedTensorView } from './tensor-view.js';
  * The named data map of a program: the union of its safetensors files, by tensor name.
  * The files' tables are learnt on first use (from a record of known files, or headers).
  * One map from name to slot (a number: tensors of file 0, then of file 1, …) serves every
- * look-up, so asking for a tensor's info, view and content key costs one map read each.
+ * look-up; a look-up of the tensor stored right after the previous one (a graph walked in
+ * file order) is one string comparison, no map read.
  */
 export class SafetensorsNamedDataMap implements NamedDataMap {
   #slots: Map<string, number> | null = null;
+  /** Tensor name of each slot, and the slot of the last look-up. */
+  #names: string[] = [];
+  #lastSlot = -1;
   /** File index of each slot, and the first slot of each file. */
   #fileOfSlot: Uint32Array = new Uint32Array(0);
   #firstSlot: Uint32Array = new Uint32Array(0);
@@ -31,6 +35,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     let total = 0;
     for (const file of this.files) total += file.table.size;
     const slots = new Map<string, number>();
+    const allNames: string[] = new Array(total);
     const fileOfSlot = new Uint32Array(total);
     const firstSlot = new Uint32Array(this.files.length);
     let slot = 0;
@@ -40,12 +45,14 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
       fileOfSlot.fill(f, slot, slot + names.length);
       for (let i = 0; i < names.length; i++) {
         const name = names[i] as string;
+        allNames[slot] = name;
         slots.set(name, slot++);
         // A name seen before leaves the map's size behind the slot count.
         if (slots.size !== slot) this.#duplicate(name, f);
       }
     }
     this.#slots = slots;
+    this.#names = allNames;
     this.#fileOfSlot = fileOfSlot;
     this.#firstSlot = firstSlot;
   }
@@ -92,7 +99,14 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
   /** @internal The slot of a tensor, or -1. */
   slotOf(name: string): number {
     if (this.#slots === null) this.resolve();
-    return (this.#slots as Map<string, number>).get(name) ?? -1;
+    const next = this.#lastSlot + 1;
+    if (this.#names[next] === name) {
+      this.#lastSlot = next;
+      return next;
+    }
+    const slot = (this.#slots as Map<string, number>).get(name) ?? -1;
+    if (slot >= 0) this.#lastSlot = slot;
+    return slot;
   }
 
   /**

@@ -3,7 +3,8 @@ import { MAX_RANK, MAX_SAFE_BYTES, MAX_TENSOR_NAME_BYTES, MAX_TENSORS } from './
 import { TensorTable } from './tensor-table.js';
 
 const DIGEST_BYTES = 32;
-const HASHED = 49; // '1'
+/** Bytes per element by dtype name (a Map: any JSON value is a safe key). */
+const DTYPE_UNITS = new Map<unknown, number>(Object.entries(DTYPE_BYTES));
 const HASHED_FLAGS = /^[01]*$/;
 
 /**
@@ -75,18 +76,20 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
   const ranks = new Uint8Array(n);
   const shapeStarts = new Uint32Array(n);
   let at = 0;
+  // Runs once per tensor of every recalled file, usually before the JIT has warmed up: few
+  // operations per tensor, and a 32-bit test first (Number.isSafeInteger only beyond it).
   for (let i = 0; i < n; i++) {
     const name = names[i];
-    const dtype = dtypes[i] as SafetensorsDtype;
-    const rank = shapes[at++];
+    const unit = DTYPE_UNITS.get(dtypes[i]);
+    const rank = shapes[at++] as number;
     if (
       typeof name !== 'string' ||
       name.length === 0 ||
       name.length > MAX_TENSOR_NAME_BYTES ||
-      typeof dtype !== 'string' ||
-      !Object.hasOwn(DTYPE_BYTES, dtype) ||
-      typeof rank !== 'number' ||
-      !(rank >= 0 && rank <= MAX_RANK) ||
+      unit === undefined ||
+      (rank | 0) !== rank ||
+      rank < 0 ||
+      rank > MAX_RANK ||
       at + rank > shapes.length
     ) {
       throw new Error(`bad tensor ${i}`);
@@ -95,17 +98,17 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
     shapeStarts[i] = at;
     let elements = 1;
     for (const end = at + rank; at < end; at++) {
-      const size = shapes[at];
-      if (!Number.isSafeInteger(size) || (size as number) < 0) {
+      const size = shapes[at] as number;
+      if (size >>> 0 !== size && !(Number.isSafeInteger(size) && size >= 0)) {
         throw new Error(`bad shape of tensor ${i}`);
       }
-      elements *= size as number;
+      elements *= size;
     }
-    const byteLength = elements * DTYPE_BYTES[dtype];
+    const byteLength = elements * unit;
     const fileOffset = offsets[i] as number;
     if (
+      (fileOffset >>> 0 !== fileOffset && !Number.isSafeInteger(fileOffset)) ||
       byteLength > MAX_SAFE_BYTES ||
-      !Number.isSafeInteger(fileOffset) ||
       fileOffset < 8 ||
       fileOffset + byteLength > fileSize
     ) {
@@ -116,8 +119,6 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
   if (at !== shapes.length) throw new Error('bad shapes');
   const bytes = Buffer.from(digests, 'base64');
   if (bytes.byteLength !== DIGEST_BYTES * n) throw new Error('bad digests');
-  const present = new Uint8Array(n);
-  for (let i = 0; i < n; i++) present[i] = hashed.charCodeAt(i) === HASHED ? 1 : 0;
   return new TensorTable(
     {
       names,
@@ -128,6 +129,6 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
       shapeStarts,
       dims: shapes,
     },
-    { hex: bytes.toString('hex'), present },
+    { hex: bytes.toString('hex'), hashed },
   );
 }

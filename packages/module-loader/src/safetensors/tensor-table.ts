@@ -15,12 +15,14 @@ export interface TensorColumns {
 
 /** Hex digits of one SHA-256. */
 const DIGEST_HEX = 64;
+/** '1': the tensor at this position of a recorded `hashed` string has a digest. */
+const HASHED = 49;
 
 /**
  * A weight file's tensor table as columns, with the SHA-256 of each tensor hashed so far.
  * A warm start goes through tens of thousands of tensors: the info object (and its shape
  * array) of a tensor is made only when asked for, the name index only when a name is looked
- * up in this file, and a recorded digest is cut out of the file's one hex string on use.
+ * up in this file, and a recorded digest is sliced out of the file's hex string on first use.
  */
 export class TensorTable implements TensorColumns {
   readonly names: readonly string[];
@@ -30,9 +32,12 @@ export class TensorTable implements TensorColumns {
   readonly ranks: Uint8Array;
   readonly shapeStarts: Uint32Array;
   readonly dims: ArrayLike<number>;
-  /** Recorded digests, 64 hex digits per tensor (meaningful where `#recorded[i]` is 1). */
+  /**
+   * Recorded digests as one hex string, 64 digits per tensor (meaningful where `#recorded[i]`
+   * is '1'): one hex encoding per file, then a slice per tensor on first use.
+   */
   readonly #recordedHex: string;
-  readonly #recorded: Uint8Array | null;
+  readonly #recorded: string;
   readonly #digests: (string | undefined)[];
   readonly #infos: (SafetensorsTensorInfo | undefined)[];
   #index: Map<string, number> | null = null;
@@ -40,7 +45,7 @@ export class TensorTable implements TensorColumns {
 
   constructor(
     columns: TensorColumns,
-    recorded: { hex: string; present: Uint8Array } | null = null,
+    recorded: { hex: string; hashed: string } | null = null,
     infos: readonly SafetensorsTensorInfo[] | null = null,
   ) {
     this.names = columns.names;
@@ -51,10 +56,13 @@ export class TensorTable implements TensorColumns {
     this.shapeStarts = columns.shapeStarts;
     this.dims = columns.dims;
     this.#recordedHex = recorded?.hex ?? '';
-    this.#recorded = recorded?.present ?? null;
+    this.#recorded = recorded?.hashed ?? '';
     this.#digests = new Array(columns.names.length);
     this.#infos = infos === null ? new Array(columns.names.length) : infos.slice();
-    if (recorded !== null) for (const bit of recorded.present) this.#digestCount += bit;
+    // Usually every tensor was hashed: then no per-tensor count.
+    const flags = this.#recorded;
+    if (flags.indexOf('0') < 0) this.#digestCount = flags.length;
+    else for (let i = 0; i < flags.length; i++) this.#digestCount += +(flags[i] === '1');
   }
 
   /** The table of a parsed header (with digests already known, e.g. from another source). */
@@ -150,7 +158,7 @@ export class TensorTable implements TensorColumns {
   /** Lower-case hex SHA-256 of tensor i, when known. */
   digest(i: number): string | undefined {
     const known = this.#digests[i];
-    if (known !== undefined || this.#recorded === null || this.#recorded[i] !== 1) return known;
+    if (known !== undefined || this.#recorded.charCodeAt(i) !== HASHED) return known;
     const digest = this.#recordedHex.slice(i * DIGEST_HEX, (i + 1) * DIGEST_HEX);
     this.#digests[i] = digest;
     return digest;
