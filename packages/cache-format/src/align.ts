@@ -1,3 +1,4 @@
+import { alignUp as roundUpTo } from '@memlayer/internal';
 import { isSafeOffset } from './bytes.js';
 import { XpwcFormatError } from './errors.js';
 import { MAX_FILE_SIZE, MAX_PAGE_SIZE } from './limits.js';
@@ -19,7 +20,7 @@ export function isValidPageSize(page: unknown): page is number {
  */
 export function alignUp(n: number, page: number): number {
   // Fast path (every call of a warm start): a small non-negative integer and a power-of-two
-  // page, where the bit form is exact. Anything else takes the checked path below.
+  // page, where the shared rounding is exact. Anything else takes the checked path below.
   if (
     (n | 0) === n &&
     n >= 0 &&
@@ -29,8 +30,7 @@ export function alignUp(n: number, page: number): number {
     page <= MAX_PAGE_SIZE &&
     (page & (page - 1)) === 0
   ) {
-    const aligned = n + page - 1;
-    return aligned - (aligned % page);
+    return roundUpTo(n, page);
   }
   if (!isSafeOffset(n)) {
     throw new XpwcFormatError(
@@ -46,7 +46,7 @@ export function alignUp(n: number, page: number): number {
   }
   // Division by a power of two is exact in binary floating point, so is the multiplication
   // back as long as the result stays at or below 2^53.
-  const aligned = Math.ceil(n / page) * page;
+  const aligned = roundUpTo(n, page);
   if (aligned > MAX_FILE_SIZE) {
     throw new XpwcFormatError('ERR_XPWC_LIMIT', `alignUp(${n}, ${page}) exceeds MAX_FILE_SIZE`);
   }

@@ -1,21 +1,11 @@
 // Argument validation, done on the JavaScript side so messages say exactly
 // "Expected X for Y but received Z" (the style of sharp and Node's ERR_INVALID_ARG_*).
-import { inspect } from 'node:util';
+import { expectedButReceived } from '@memlayer/internal';
 
 /** A file offset or size: a safe integer or a bigint up to 2^63-1 (off_t). */
 export type FileOffset = number | bigint;
 
 const MAX_OFF_T = 2n ** 63n - 1n;
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
-  if (typeof value === 'object') {
-    const name = (value as object).constructor?.name;
-    return name ? `an instance of ${name}` : inspect(value, { depth: 0 });
-  }
-  return `${typeof value} ${inspect(value)}`;
-}
 
 /** The codes argument errors carry (Node's own names for the same situations). */
 export const ARGUMENT_ERROR_CODES = [
@@ -31,7 +21,7 @@ export type ArgumentError = (TypeError | RangeError) & { code: ArgumentErrorCode
 // ERR_INVALID_ARG_TYPE: wrong type; ERR_INVALID_ARG_VALUE: right type, value not allowed
 // (both TypeError, as in Node); ERR_OUT_OF_RANGE: a number outside its range (RangeError).
 function fail(code: ArgumentErrorCode, expected: string, name: string, value: unknown): never {
-  const message = `Expected ${expected} for ${name} but received ${describe(value)}`;
+  const message = expectedButReceived(expected, name, value);
   const error = code === 'ERR_OUT_OF_RANGE' ? new RangeError(message) : new TypeError(message);
   throw Object.assign(error, { code });
 }

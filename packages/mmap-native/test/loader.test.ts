@@ -1,6 +1,6 @@
 // The loader, exercised on copies of the package: one never built, one with a broken
 // binary. The real build is never touched.
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
@@ -22,6 +22,8 @@ function copyPackage(into: string): string {
     filter: (source) => !source.includes('/native'),
   });
   cpSync(join(packageDir, 'package.json'), join(root, 'package.json'));
+  // The copy resolves its dependencies (e.g. @memlayer/internal) as the package does.
+  symlinkSync(join(packageDir, 'node_modules'), join(root, 'node_modules'), 'dir');
   mkdirSync(join(root, 'test', 'fixtures'), { recursive: true });
   cpSync(
     join(packageDir, 'test', 'fixtures', 'loader-probe.ts'),

@@ -1,3 +1,4 @@
+import { expectedButReceived } from '@memlayer/internal';
 /**
  * Every code this package throws; tests and callers match on these, never on messages.
  * Scheme: ERR_<SUBJECT>_<PROBLEM> names what was wrong (an option, a backend, the manifest,
@@ -69,25 +70,12 @@ export class ModuleLoaderError extends Error {
   }
 }
 
-/** Short description of a value for "Expected X for Y but received Z" messages. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') {
-    return value.length > 40
-      ? `a string of length ${value.length}`
-      : `the string ${JSON.stringify(value)}`;
-  }
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-    return `${typeof value} ${String(value)}`;
-  }
-  return typeof value;
-}
+export { describeValue } from '@memlayer/internal';
 
 /** Throws ERR_INVALID_ARGUMENT: "Expected <expected> for <what> but received <value>". */
 export function invalidArgument(expected: string, what: string, received: unknown): never {
   throw new ModuleLoaderError(
     'ERR_INVALID_ARGUMENT',
-    `Expected ${expected} for ${what} but received ${describeValue(received)}`,
+    expectedButReceived(expected, what, received),
   );
 }
