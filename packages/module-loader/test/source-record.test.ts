@@ -199,8 +199,8 @@ describe('the record next to a cache (version 2: tables in columns)', () => {
       hashed: '0',
     });
     expect(decodeTable(encoded, 128).info(0)).toMatchObject({ shape: [4, 4], byteLength: 64 });
-    expect(() => decodeTable(encoded, 127)).toThrow(/offsets/);
-    expect(() => decodeTable({ ...encoded, shapes: [2, 4, 4.5] }, 1e6)).toThrow(/shape/);
+    expect(() => decodeTable(encoded, 127)).toThrow(/tensor 0/);
+    expect(() => decodeTable({ ...encoded, shapes: [2, 4, 4.5] }, 1e6)).toThrow(/tensor 0/);
     expect(() => decodeTable({ ...encoded, shapes: [3, 4, 4] }, 1e6)).toThrow(/tensor 0/);
     expect(() => decodeTable({ ...encoded, hashed: '1' }, 128)).not.toThrow();
     expect(() => decodeTable({ ...encoded, hashed: '2' }, 128)).toThrow(/columns/);

@@ -1,4 +1,5 @@
 import { DTYPE_BYTES, type SafetensorsDtype } from './dtypes.js';
+import type { SafetensorsTensorInfo } from './header.js';
 import { MAX_RANK, MAX_SAFE_BYTES, MAX_TENSOR_NAME_BYTES, MAX_TENSORS } from './limits.js';
 import { TensorTable } from './tensor-table.js';
 
@@ -75,48 +76,14 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
   const byteLengths = new Array<number>(n);
   const ranks = new Uint8Array(n);
   const shapeStarts = new Uint32Array(n);
-  let at = 0;
-  // Runs once per tensor of every recalled file, usually before the JIT has warmed up: few
-  // operations per tensor, and a 32-bit test first (Number.isSafeInteger only beyond it).
-  for (let i = 0; i < n; i++) {
-    const name = names[i];
-    const unit = DTYPE_UNITS.get(dtypes[i]);
-    const rank = shapes[at++] as number;
-    if (
-      typeof name !== 'string' ||
-      name.length === 0 ||
-      name.length > MAX_TENSOR_NAME_BYTES ||
-      unit === undefined ||
-      (rank | 0) !== rank ||
-      rank < 0 ||
-      rank > MAX_RANK ||
-      at + rank > shapes.length
-    ) {
-      throw new Error(`bad tensor ${i}`);
-    }
-    ranks[i] = rank;
-    shapeStarts[i] = at;
-    let elements = 1;
-    for (const end = at + rank; at < end; at++) {
-      const size = shapes[at] as number;
-      if (size >>> 0 !== size && !(Number.isSafeInteger(size) && size >= 0)) {
-        throw new Error(`bad shape of tensor ${i}`);
-      }
-      elements *= size;
-    }
-    const byteLength = elements * unit;
-    const fileOffset = offsets[i] as number;
-    if (
-      (fileOffset >>> 0 !== fileOffset && !Number.isSafeInteger(fileOffset)) ||
-      byteLength > MAX_SAFE_BYTES ||
-      fileOffset < 8 ||
-      fileOffset + byteLength > fileSize
-    ) {
-      throw new Error(`bad offsets of tensor ${i}`);
-    }
-    byteLengths[i] = byteLength;
-  }
-  if (at !== shapes.length) throw new Error('bad shapes');
+  const infos: SafetensorsTensorInfo[] = new Array(n);
+  const bad = measureTensors({ names, dtypes, shapes, offsets }, fileSize, {
+    ranks,
+    shapeStarts,
+    byteLengths,
+    infos,
+  });
+  if (bad >= 0) throw new Error(`bad tensor ${bad}`);
   const bytes = Buffer.from(digests, 'base64');
   if (bytes.byteLength !== DIGEST_BYTES * n) throw new Error('bad digests');
   return new TensorTable(
@@ -130,5 +97,74 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
       dims: shapes,
     },
     { hex: bytes.toString('hex'), hashed },
+    infos,
   );
+}
+
+/**
+ * Checks every tensor and fills its rank, shape start, byte length and info (made here, in
+ * one loop the JIT compiles once, rather than one at a time on first use); returns the index
+ * of the first bad tensor, or -1 (a trailing size no tensor owns is bad too: index n). Kept
+ * small: it runs once per tensor of every recalled file, usually before the JIT has warmed up.
+ */
+function measureTensors(
+  columns: {
+    names: readonly unknown[];
+    dtypes: readonly unknown[];
+    shapes: readonly unknown[];
+    offsets: readonly unknown[];
+  },
+  fileSize: number,
+  out: {
+    ranks: Uint8Array;
+    shapeStarts: Uint32Array;
+    byteLengths: number[];
+    infos: SafetensorsTensorInfo[];
+  },
+): number {
+  const { names, dtypes, shapes, offsets } = columns;
+  const { ranks, shapeStarts, byteLengths, infos } = out;
+  const n = names.length;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const name = names[i];
+    const dtype = dtypes[i] as SafetensorsDtype;
+    const unit = DTYPE_UNITS.get(dtype);
+    const rank = shapes[at++] as number;
+    if (
+      typeof name !== 'string' ||
+      name.length === 0 ||
+      name.length > MAX_TENSOR_NAME_BYTES ||
+      unit === undefined ||
+      (rank | 0) !== rank ||
+      rank < 0 ||
+      rank > MAX_RANK ||
+      at + rank > shapes.length
+    ) {
+      return i;
+    }
+    ranks[i] = rank;
+    shapeStarts[i] = at;
+    let elements = 1;
+    for (const end = at + rank; at < end; at++) {
+      // A 32-bit test first: Number.isSafeInteger only beyond it.
+      const size = shapes[at] as number;
+      if (size >>> 0 !== size && !(Number.isSafeInteger(size) && size >= 0)) return i;
+      elements *= size;
+    }
+    const byteLength = elements * unit;
+    const fileOffset = offsets[i] as number;
+    if (
+      (fileOffset >>> 0 !== fileOffset && !Number.isSafeInteger(fileOffset)) ||
+      byteLength > MAX_SAFE_BYTES ||
+      fileOffset < 8 ||
+      fileOffset + byteLength > fileSize
+    ) {
+      return i;
+    }
+    byteLengths[i] = byteLength;
+    const shape = shapes.slice(at - rank, at) as number[];
+    infos[i] = { name, dtype, shape, fileOffset, byteLength };
+  }
+  return at === shapes.length ? -1 : n;
 }

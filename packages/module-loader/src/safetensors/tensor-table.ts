@@ -58,7 +58,9 @@ export class TensorTable implements TensorColumns {
     this.#recordedHex = recorded?.hex ?? '';
     this.#recorded = recorded?.hashed ?? '';
     this.#digests = new Array(columns.names.length);
-    this.#infos = infos === null ? new Array(columns.names.length) : infos.slice();
+    // Infos given are kept as they are (never changed: only missing ones are filled in).
+    this.#infos =
+      infos === null ? new Array(columns.names.length) : (infos as SafetensorsTensorInfo[]);
     // Usually every tensor was hashed: then no per-tensor count.
     const flags = this.#recorded;
     if (flags.indexOf('0') < 0) this.#digestCount = flags.length;
