@@ -1,7 +1,5 @@
 import {
-  createFullyConnectedNcF32,
   type FullyConnectedOperator,
-  type FullyConnectedOptions,
   type GemmTiling,
   type NamedDataMap,
   XNNWeightsCache,
@@ -9,14 +7,20 @@ import {
 } from '@memlayer/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
-import type { CompileSpecValue, GraphMethodManifest, GraphNode } from '../program/manifest.js';
-import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
+import type { CompileSpecValue, GraphMethodManifest } from '../program/manifest.js';
 import { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import { sourceRecordFor } from '../safetensors/source-record.js';
 import type { WeightStats } from '../safetensors/weight-stats.js';
 import { gelu, relu } from './activations.js';
 import type { Backend, BackendInitContext, Tensor } from './backend.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
+import {
+  checkAndKeyNodes,
+  countCacheHits,
+  createOperators,
+  type OperatorProgress,
+  type OperatorSettings,
+} from './xnnpack-nodes.js';
 import {
   checkXnnpackOption,
   DEFAULT_XNNPACK_OPTIONS,
@@ -27,10 +31,6 @@ import {
 import { type XnnpackWorkspace, XnnpackWorkspaces } from './xnnpack-workspace.js';
 
 export const XNNPACK_BACKEND_ID = 'XnnpackBackend';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-/** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
-type XnnpackRevisionOption = NonNullable<FullyConnectedOptions['xnnpackRevision']>;
 
 export interface XnnpackBackendConfig {
   /**
@@ -47,14 +47,7 @@ export interface XnnpackBackendConfig {
   onOperatorCreated?: (progress: OperatorProgress) => void;
 }
 
-export interface OperatorProgress {
-  methodName: string;
-  operators: number;
-  totalOperators: number;
-  weightBytes: number;
-  totalWeightBytes: number;
-  cacheHit: boolean;
-}
+export type { OperatorProgress } from './xnnpack-nodes.js';
 
 /** What init hands back: the method's operators and the cache references it holds. */
 export interface XnnpackHandle {
@@ -161,22 +154,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     // takes each linear node's keys: the shared cache sees tensors by content, a private
     // cache (weight cache off) by name.
     const keyed = useCache ? new ContentKeyedDataMap(program.namedData) : null;
-    const contentKeys = new Map<number, { kernel: string; bias: string | null }>();
-    const features = new Map<string, number>();
-    for (const input of method.inputs) features.set(input.name, input.features);
-    const graph = method.graph;
-    for (let index = 0; index < graph.length; index++) {
-      const node = graph[index] as GraphNode;
-      this.planNode(node, index, features, context);
-      if (node.op !== 'linear') continue;
-      const bias = node.bias;
-      contentKeys.set(
-        index,
-        keyed
-          ? { kernel: keyed.add(node.weight), bias: bias === undefined ? null : keyed.add(bias) }
-          : { kernel: node.weight, bias: bias ?? null },
-      );
-    }
+    const contentKeys = checkAndKeyNodes(context, keyed);
     // Without the weight cache, the method packs into a private heap cache of its own.
     const lease: WeightsCacheLease | null = useCache
       ? this.caches.acquire(options.packedCachePath)
@@ -188,51 +166,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     try {
       cache.initializeForRuntime((keyed ?? program.namedData) as NamedDataMap);
       initialized = true;
-      // Progress totals are only read by onOperatorCreated: without it, no extra pass.
-      const onCreated = this.onOperatorCreated;
-      let totalOperators = 0;
-      let totalWeightBytes = 0;
-      if (onCreated !== undefined) {
-        const linear = method.graph.filter((node) => node.op === 'linear');
-        totalOperators = linear.length;
-        totalWeightBytes = linear.reduce(
-          (sum, node) => sum + 4 * elementsOf(program.namedData.info(node.weight)?.shape ?? []),
-          0,
-        );
-      }
-      let weightBytes = 0;
-      for (let index = 0; index < graph.length; index++) {
-        const node = graph[index] as GraphNode;
-        if (node.op !== 'linear') continue;
-        const keys = contentKeys.get(index) as { kernel: string; bias: string | null };
-        const kernel = cache.loadUnpackedData(keys.kernel);
-        const bias = keys.bias === null ? null : cache.loadUnpackedData(keys.bias);
-        // Optional operator options are set only when given (no spreads: once per node).
-        const fcOptions: Mutable<FullyConnectedOptions> = {
-          cache,
-          inputChannels: kernel.shape[1] as number,
-          outputChannels: kernel.shape[0] as number,
-          kernel,
-          bias,
-        };
-        if (tiling !== undefined) fcOptions.tiling = tiling;
-        if (node.outputMin !== undefined) fcOptions.outputMin = node.outputMin;
-        if (node.outputMax !== undefined) fcOptions.outputMax = node.outputMax;
-        if (options.xnnpackRevision !== '')
-          fcOptions.xnnpackRevision = options.xnnpackRevision as XnnpackRevisionOption;
-        const operator = createFullyConnectedNcF32(fcOptions);
-        operators.set(index, operator);
-        if (onCreated === undefined) continue;
-        weightBytes += 4 * elementsOf(kernel.shape);
-        this.onOperatorCreated?.({
-          methodName,
-          operators: operators.size,
-          totalOperators,
-          weightBytes,
-          totalWeightBytes,
-          cacheHit: operator.cacheHit,
-        });
-      }
+      const settings: OperatorSettings = { tiling, xnnpackRevision: options.xnnpackRevision };
+      createOperators(cache, context, contentKeys, settings, operators, this.onOperatorCreated);
       packedDataNames = cache.finalizeForRuntime();
       // A one-shot save for this init (never stored as a global option).
       if (options.saveWeightCacheOnDisk) this.saveAll();
@@ -247,8 +182,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     }
     // Remember what was learnt about the weight files next to the cache file.
     record?.save(program.namedData.knownFiles());
-    let cacheHits = 0;
-    for (const operator of operators.values()) if (operator.cacheHit) cacheHits++;
+    const cacheHits = countCacheHits(operators);
     return {
       method,
       options,
@@ -335,71 +269,6 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     handle.operators.clear();
     handle.lease?.release();
   }
-
-  /** Checks a node's tensors against the features flowing into it and records its output. */
-  private planNode(
-    node: GraphNode,
-    index: number,
-    features: Map<string, number>,
-    context: BackendInitContext,
-  ): void {
-    const inFeatures = features.get(node.input) as number;
-    if (node.op !== 'linear') {
-      features.set(node.output, inFeatures);
-      return;
-    }
-    const namedData = context.program.namedData;
-    const kernel = namedData.info(node.weight);
-    if (!kernel || !FLOAT_DTYPES.has(kernel.dtype))
-      nodeProblem(
-        context,
-        index,
-        'weight',
-        `weight "${node.weight}" is not in the program's weights`,
-      );
-    if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
-      nodeProblem(
-        context,
-        index,
-        'weight',
-        `weight "${node.weight}" has shape [${kernel.shape.join(', ')}]; expected [out, ${inFeatures}]`,
-      );
-    }
-    if (node.bias !== undefined) {
-      const bias = namedData.info(node.bias);
-      if (!bias || !FLOAT_DTYPES.has(bias.dtype))
-        nodeProblem(context, index, 'bias', `bias "${node.bias}" is not in the program's weights`);
-      if (bias.shape.length !== 1 || bias.shape[0] !== kernel.shape[0]) {
-        nodeProblem(
-          context,
-          index,
-          'bias',
-          `bias "${node.bias}" has shape [${bias.shape.join(', ')}]; expected [${kernel.shape[0]}]`,
-        );
-      }
-    }
-    features.set(node.output, kernel.shape[0] as number);
-  }
-}
-
-/** A node whose tensors do not fit: the field path is built only here, on failure. */
-function nodeProblem(
-  { methodName, program }: BackendInitContext,
-  index: number,
-  tensor: 'weight' | 'bias',
-  message: string,
-): never {
-  const at = `methods.${methodName}.graph[${index}].${tensor}`;
-  throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `${program.path}: ${at}: ${message}`, {
-    file: program.path,
-    field: at,
-  });
-}
-
-function elementsOf(shape: readonly number[]): number {
-  let product = 1;
-  for (const size of shape) product *= size;
-  return product;
 }
 
 /** Compile spec `tiling` = "nr,kr,sr" (e.g. "8,1,1") picks the GEMM tiling of a method. */
