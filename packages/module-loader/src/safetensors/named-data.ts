@@ -9,8 +9,8 @@ import { MappedTensorView } from './tensor-view.js';
  * The named data map of a program: the union of its safetensors files, by tensor name.
  * The files' tables are learnt on first use (from a record of known files, or headers).
  * One map from name to slot (a number: tensors of file 0, then of file 1, …) serves every
- * look-up; a look-up of the tensor stored right after the previous one (a graph walked in
- * file order) is one string comparison, no map read.
+ * look-up; a look-up of a tensor stored next to the previous one (a graph walked in file
+ * order) is a string comparison or two, no map read.
  */
 export class SafetensorsNamedDataMap implements NamedDataMap {
   #slots: Map<string, number> | null = null;
@@ -99,10 +99,15 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
   /** @internal The slot of a tensor, or -1. */
   slotOf(name: string): number {
     if (this.#slots === null) this.resolve();
-    const next = this.#lastSlot + 1;
-    if (this.#names[next] === name) {
-      this.#lastSlot = next;
-      return next;
+    // A graph walked in file order asks for the tensor after the last one, or (a node's
+    // tensors taken again: info, then content key) the last one or the one before it.
+    const names = this.#names;
+    const last = this.#lastSlot;
+    for (let slot = last + 1; slot >= last - 1 && slot >= 0; slot--) {
+      if (names[slot] === name) {
+        this.#lastSlot = slot;
+        return slot;
+      }
     }
     const slot = (this.#slots as Map<string, number>).get(name) ?? -1;
     if (slot >= 0) this.#lastSlot = slot;
@@ -113,13 +118,11 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
    * @internal The content key and view of a tensor by name, in one look-up (the XNNPACK
    * backend's per-tensor step); ERR_MANIFEST_INVALID when no file holds it.
    */
-  keyAndView(name: string, views: Map<string, MappedTensorView>): string {
+  keyAndView(name: string): { key: string; view: MappedTensorView } {
     const slot = this.#requireSlot(name);
     const file = this.#fileAt(slot);
     const index = this.#indexAt(slot);
-    const key = file.contentKeyAt(index);
-    if (views.get(key) === undefined) views.set(key, file.viewAt(index) as MappedTensorView);
-    return key;
+    return { key: file.contentKeyAt(index), view: file.viewAt(index) as MappedTensorView };
   }
 
   #requireSlot(name: string): number {
@@ -157,26 +160,59 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
  * What the XNNPACK backend hands the weights cache: tensors by content key (the SHA-256 of
  * their stored bytes), so an entry name (kernel key + bias key) says what was packed, not
  * what the tensors were called; tensors with equal bytes share one entry.
+ *
+ * The cache asks for the keys in the order they were added (one build walks the graph
+ * twice, in the same order): keys and views are kept in that order and a look-up of the next
+ * key is one comparison; a map by key is made only for a look-up out of that order, or for
+ * names().
  */
 export class ContentKeyedDataMap implements NamedDataMap {
-  readonly #views = new Map<string, MappedTensorView>();
+  readonly #keys: string[] = [];
+  readonly #views: MappedTensorView[] = [];
+  /** Position of the next key expected by get(). */
+  #next = 0;
+  #byKey: Map<string, number> | null = null;
 
   constructor(readonly source: SafetensorsNamedDataMap) {}
 
   /** Adds a tensor by name; returns its key. */
   add(name: string): string {
-    return this.source.keyAndView(name, this.#views);
+    const { key, view } = this.source.keyAndView(name);
+    this.#keys.push(key);
+    this.#views.push(view);
+    if (this.#byKey !== null && !this.#byKey.has(key)) this.#byKey.set(key, this.#keys.length - 1);
+    return key;
   }
 
   get(key: string): TensorView | undefined {
-    return this.#views.get(key);
+    const next = this.#next;
+    if (this.#keys[next] === key) {
+      this.#next = next + 1;
+      return this.#views[next];
+    }
+    const at = this.#index().get(key);
+    if (at === undefined) return undefined;
+    this.#next = at + 1;
+    return this.#views[at];
   }
 
   names(): Iterable<string> {
-    return this.#views.keys();
+    return this.#index().keys();
   }
 
   release(view: TensorView): void {
     this.source.release(view);
+  }
+
+  /** First position of each key (equal bytes, one entry). */
+  #index(): Map<string, number> {
+    if (this.#byKey === null) {
+      const byKey = new Map<string, number>();
+      this.#keys.forEach((key, at) => {
+        if (!byKey.has(key)) byKey.set(key, at);
+      });
+      this.#byKey = byKey;
+    }
+    return this.#byKey;
   }
 }

@@ -1,0 +1,82 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import {
+  ContentKeyedDataMap,
+  encodeSafetensors,
+  SafetensorsFile,
+  SafetensorsNamedDataMap,
+} from '../src/index.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'memlayer-named-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function weights(name: string, tensors: Record<string, number[]>): SafetensorsFile {
+  const path = join(dir, name);
+  writeFileSync(
+    path,
+    encodeSafetensors(
+      Object.entries(tensors).map(([tensor, values]) => ({
+        name: tensor,
+        shape: [values.length],
+        data: Float32Array.from(values),
+      })),
+    ),
+  );
+  return SafetensorsFile.open(path);
+}
+
+describe('named data by name and by content', () => {
+  test('look-ups in file order, out of order, and of names no file holds', () => {
+    const named = new SafetensorsNamedDataMap([
+      weights('a.safetensors', { a0: [1, 2], a1: [3, 4] }),
+      weights('b.safetensors', { b0: [5, 6], b1: [1, 2] }),
+    ]);
+    expect(
+      ['b1', 'a0', 'a1', 'b0', 'b1', 'a0'].map((name) => named.info(name)?.fileOffset),
+    ).toEqual([
+      named.fileOf('b1').tensors.get('b1')?.fileOffset,
+      named.fileOf('a0').tensors.get('a0')?.fileOffset,
+      named.fileOf('a1').tensors.get('a1')?.fileOffset,
+      named.fileOf('b0').tensors.get('b0')?.fileOffset,
+      named.fileOf('b1').tensors.get('b1')?.fileOffset,
+      named.fileOf('a0').tensors.get('a0')?.fileOffset,
+    ]);
+    expect([...(named.get('b0')?.data ?? [])]).toEqual([5, 6]);
+    expect(named.info('nope')).toBe(undefined);
+    expect(() => named.fileOf('nope')).toThrow(
+      expect.objectContaining({ code: 'ERR_MANIFEST_INVALID' }),
+    );
+    named.close();
+  });
+
+  test('equal bytes share a key; keys are found in added order, out of order, and listed once', () => {
+    const named = new SafetensorsNamedDataMap([
+      weights('a.safetensors', { a0: [1, 2], a1: [3, 4] }),
+      weights('b.safetensors', { b0: [1, 2] }),
+    ]);
+    const keyed = new ContentKeyedDataMap(named);
+    const keys = ['a0', 'a1', 'b0'].map((name) => keyed.add(name));
+    expect(keys[0]).toBe(keys[2]);
+    expect(keys[0]).not.toBe(keys[1]);
+    expect([...(keyed.names() as Iterable<string>)]).toEqual([keys[0], keys[1]]);
+    // In added order, then out of order, then a key no tensor has.
+    expect(keys.map((key) => [...(keyed.get(key)?.data ?? [])])).toEqual([
+      [1, 2],
+      [3, 4],
+      [1, 2],
+    ]);
+    expect([...(keyed.get(keys[1] as string)?.data ?? [])]).toEqual([3, 4]);
+    expect([...(keyed.get(keys[0] as string)?.data ?? [])]).toEqual([1, 2]);
+    expect(keyed.get('0'.repeat(64))).toBe(undefined);
+    // Added after the index was made: still found.
+    const again = keyed.add('a1');
+    expect(again).toBe(keys[1]);
+    expect([...(keyed.names() as Iterable<string>)]).toHaveLength(2);
+    named.close();
+  });
+});
