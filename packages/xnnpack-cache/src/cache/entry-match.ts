@@ -15,33 +15,25 @@ export type Found =
 
 /**
  * Entry names: the kernel name immediately followed by the bias name, no separator
- * (ExecuTorch's naming). Once an entry is found or inserted, the cache remembers its own
- * name string per kernel name, so the next look-up of that pair (a second runtime in the
- * same process) builds no string and finds its key by identity; nothing but a map slot is
- * kept per entry.
+ * (ExecuTorch's naming). The last name built is kept, so a miss's lookUp and the
+ * lookUpOrInsert that follows build one string; nothing is retained per entry.
  */
 export class EntryNames {
-  readonly #byKernel = new Map<string, string>();
+  #kernelName = '';
+  #biasName = '';
+  #name = '';
 
   of(kernelName: string, biasName: string): string {
-    const known = this.#byKernel.get(kernelName);
-    // Every remembered name starts with its kernel name: the length and the suffix decide.
-    if (
-      known !== undefined &&
-      known.length === kernelName.length + biasName.length &&
-      known.endsWith(biasName)
-    ) {
-      return known;
-    }
-    return kernelName + biasName;
-  }
-
-  /** `name` is the cache's own string for the entry of `kernelName` + some bias name. */
-  remember(kernelName: string, name: string): void {
-    if (this.#byKernel.get(kernelName) !== name) this.#byKernel.set(kernelName, name);
+    if (kernelName === this.#kernelName && biasName === this.#biasName) return this.#name;
+    this.#kernelName = kernelName;
+    this.#biasName = biasName;
+    this.#name = kernelName + biasName;
+    return this.#name;
   }
 
   clear(): void {
-    this.#byKernel.clear();
+    this.#kernelName = '';
+    this.#biasName = '';
+    this.#name = '';
   }
 }

@@ -19,8 +19,6 @@ export const NO_ROW = -1;
  */
 export class EntryTable {
   readonly #rows = new Map<string, number>();
-  /** The name of each row: the same string objects as the map's keys. */
-  #name: string[] = [];
   #offset: number[] = [];
   #dataSize: number[] = [];
   #refCount: number[] = [];
@@ -56,7 +54,6 @@ export class EntryTable {
     lastUsed: number,
   ): number {
     const row = this.#offset.length;
-    this.#name.push(name);
     this.#offset.push(offset);
     this.#dataSize.push(dataSize);
     this.#refCount.push(refCount);
@@ -75,10 +72,6 @@ export class EntryTable {
     this.#rows.delete(name);
     // The row stays allocated (rows are never reused); drop what it references.
     this.#layout[row] = undefined;
-  }
-
-  name(row: number): string {
-    return this.#name[row] as string;
   }
 
   offset(row: number): number {
@@ -253,7 +246,6 @@ export class EntryTable {
 
   clear(): void {
     this.#rows.clear();
-    this.#name = [];
     this.#offset = [];
     this.#dataSize = [];
     this.#refCount = [];

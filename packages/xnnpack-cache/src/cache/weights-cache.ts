@@ -410,10 +410,6 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     const name = biasName === undefined ? kernelName : this.#entryNames.of(kernelName, biasName);
     this.#foundName = name;
     const row = this.#entries.rowOf(name);
-    // Remember the cache's own string for a found entry (a miss's name becomes it on insert).
-    if (biasName !== undefined) {
-      this.#entryNames.remember(kernelName, row === NO_ROW ? name : this.#entries.name(row));
-    }
     if (row === NO_ROW) return MISS;
     this.#foundRow = row;
     return this.#entries.match(row, key);
