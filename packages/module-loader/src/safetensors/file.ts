@@ -1,3 +1,7 @@
+// One safetensors weight file (about 410 lines): its identity, header, tensor table,
+// windowed mappings, lazily hashed content keys and lazily made views, which all follow the
+// file's one life cycle (recalled from the record or read, then mapped on demand). The
+// header parser, table codec, digests and checks live in sibling files.
 import { createHash, hash } from 'node:crypto';
 import { type MappedFile, type Mapping, MmapError, openMappedFile } from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';

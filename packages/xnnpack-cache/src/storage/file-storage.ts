@@ -1,3 +1,8 @@
+// The PackedStorage of a cache file in one class (about 450 lines): each public method is
+// one step of the storage protocol the cache drives (open, reserve, seal, sync, persist,
+// flush, close), and they share one session. The jobs behind the steps live beside it:
+// session and policy, entry loader, load windows, region allocator, index writer, deferred
+// commit, budget, eviction and fallback.
 import { alignUp, crc32cOf, describeFileLayout } from '@memlayer/cache-format';
 import { type Mapping, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
