@@ -14,6 +14,12 @@ export type ChildTask =
       /** Run one forward pass after the start (checksum of the output; pages become resident). */
       readonly execute: boolean;
       /**
+       * Also set save_weight_cache_on_disk = true: the cache file is made durable (data
+       * synced, index committed) before the method is runnable. Default: the commit runs
+       * after, in the background or at dispose, as a file-backed cache does by itself.
+       */
+      readonly saveNow?: boolean;
+      /**
        * Read the cache's memoryStats() (smaps of its mappings). Costly with one mapping per
        * entry (a cold file-backed start), so only the memory section asks for it.
        */

@@ -50,13 +50,10 @@ function fileSize(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;
 }
 
-function cacheOptions(path: string): LoadBackendOptionsMap {
-  return new LoadBackendOptionsMap().setOptions(
-    'XnnpackBackend',
-    new BackendOptions()
-      .setOption('packed_cache_path', path)
-      .setOption('save_weight_cache_on_disk', true),
-  );
+function cacheOptions(path: string, saveNow: boolean): LoadBackendOptionsMap {
+  const options = new BackendOptions().setOption('packed_cache_path', path);
+  if (saveNow) options.setOption('save_weight_cache_on_disk', true);
+  return new LoadBackendOptionsMap().setOptions('XnnpackBackend', options);
 }
 
 function numbers(record: object): Record<string, number> {
@@ -77,7 +74,11 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
   const manager = task.mode === 'file' ? new XNNWeightsCacheManager() : undefined;
   const registry = createDefaultRegistry({ xnnpack: manager ? { caches: manager } : {} });
   const module = new Module(task.program, { registry });
-  module.load(task.mode === 'file' ? cacheOptions(task.cachePath) : new LoadBackendOptionsMap());
+  module.load(
+    task.mode === 'file'
+      ? cacheOptions(task.cachePath, task.saveNow === true)
+      : new LoadBackendOptionsMap(),
+  );
   const loaded = nowMs();
   module.loadMethod(METHOD);
   const runnable = nowMs();
@@ -121,7 +122,7 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
 
 function cycles(task: Extract<ChildTask, { kind: 'cycles' }>): void {
   const manager = new XNNWeightsCacheManager();
-  const options = cacheOptions(task.cachePath);
+  const options = cacheOptions(task.cachePath, true);
   const startOnce = (tiling?: GemmTiling) => {
     resetPackingStats();
     const registry = createDefaultRegistry({

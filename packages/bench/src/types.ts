@@ -90,6 +90,8 @@ export interface SharedResults {
 export interface ColdWarmResult {
   readonly spec: ModelSpec;
   readonly coldMs: number;
+  /** Cold start with save_weight_cache_on_disk = true (durable before runnable). */
+  readonly coldSavedMs: number;
   readonly warmMs: number;
   readonly heapMs: number;
   /** Map + decode index + name table of the same file, fresh process (the warm start's floor). */
