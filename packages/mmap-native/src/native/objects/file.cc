@@ -73,12 +73,7 @@ Napi::Value File::GetFd(const Napi::CallbackInfo& info) {
 Napi::Value File::Size(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!CheckOpen(env, "fstat")) return env.Undefined();
-  uint64_t size = 0;
-  if (int err = sys::Size(fd_, &size)) {
-    ThrowSystemError(env, err, "fstat", path_);
-    return env.Undefined();
-  }
-  return MakeUint64(env, size);
+  return SizeNow(env);
 }
 
 Napi::Value File::Grow(const Napi::CallbackInfo& info) {
@@ -93,12 +88,7 @@ Napi::Value File::Grow(const Napi::CallbackInfo& info) {
     ThrowSystemError(env, err, syscall, path_);
     return env.Undefined();
   }
-  uint64_t size = 0;
-  if (int err = sys::Size(fd_, &size)) {
-    ThrowSystemError(env, err, "fstat", path_);
-    return env.Undefined();
-  }
-  return MakeUint64(env, size);
+  return SizeNow(env);
 }
 
 // truncate(newSize) → the new size. ftruncate to exactly newSize, shrinking too.
@@ -111,6 +101,11 @@ Napi::Value File::Truncate(const Napi::CallbackInfo& info) {
     ThrowSystemError(env, err, "ftruncate", path_);
     return env.Undefined();
   }
+  return SizeNow(env);
+}
+
+// The file's size now (fstat), or undefined with the error thrown.
+Napi::Value File::SizeNow(Napi::Env env) {
   uint64_t size = 0;
   if (int err = sys::Size(fd_, &size)) {
     ThrowSystemError(env, err, "fstat", path_);

@@ -30,6 +30,7 @@ class File : public Napi::ObjectWrap<File> {
   Napi::Value ReadInto(const Napi::CallbackInfo& info);
   Napi::Value Write(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value SizeNow(Napi::Env env);
 
   bool CheckOpen(Napi::Env env, const char* syscall);
 
