@@ -92,28 +92,12 @@ export class Module {
 
   /** The options a loaded method was initialised with. */
   methodOptions(name: string): OwnedOptionsMap {
-    const method = this.methods.get(name);
-    if (!method) {
-      throw new ModuleLoaderError(
-        'ERR_METHOD_NOT_LOADED',
-        `Expected a loaded method but received ${describeValue(name)}; call loadMethod() first`,
-        { field: name },
-      );
-    }
-    return method.options;
+    return this.requireMethod(name).options;
   }
 
   /** The backend's handle of a loaded method (e.g. XnnpackHandle), for diagnostics. */
   methodHandle(name: string): unknown {
-    const method = this.methods.get(name);
-    if (!method) {
-      throw new ModuleLoaderError(
-        'ERR_METHOD_NOT_LOADED',
-        `Expected a loaded method but received ${describeValue(name)}; call loadMethod() first`,
-        { field: name },
-      );
-    }
-    return method.handle;
+    return this.requireMethod(name).handle;
   }
 
   /**
@@ -208,6 +192,18 @@ export class Module {
    * The program, loaded on first use with the installed options and 'minimal'
    * verification: upstream's method_names, method_meta and load_method call load() first.
    */
+  private requireMethod(name: string): LoadedMethod {
+    const method = this.methods.get(name);
+    if (!method) {
+      throw new ModuleLoaderError(
+        'ERR_METHOD_NOT_LOADED',
+        `Expected a loaded method but received ${describeValue(name)}; call loadMethod() first`,
+        { field: name },
+      );
+    }
+    return method;
+  }
+
   private requireProgram(): LoadedProgram {
     this.assertUsable();
     if (!this.program) this.load();
