@@ -12,6 +12,7 @@
 //   npx tsx --conditions=memlayer-source bench/operator-overhead.ts \
 //     /tmp/before/packages/xnnpack-cache/src/index.ts
 import { pathToFileURL } from 'node:url';
+import { fill } from './fill.js';
 
 type Lib = typeof import('../src/index.js');
 
@@ -22,16 +23,6 @@ const here = new URL('../src/index.ts', import.meta.url).pathname;
 const sources = [here, ...process.argv.slice(2)];
 const libs: Lib[] = [];
 for (const source of sources) libs.push((await import(pathToFileURL(source).href)) as Lib);
-
-function fill(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 0x1_0000_0000 - 0.5;
-  }
-  return out;
-}
 
 // Names as the module loader gives them: 64-hex-digit content digests, made once (a
 // manifest's strings), so the bench measures look-ups, not string building.

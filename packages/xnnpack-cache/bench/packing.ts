@@ -12,6 +12,7 @@ import {
   tensorView,
   XNNWeightsCache,
 } from '../src/index.js';
+import { fill } from './fill.js';
 
 const LAYERS = 64;
 const DIM = 1024;
@@ -22,16 +23,6 @@ const TILINGS: Array<[string, GemmTiling]> = [
   ['nr=4 kr=2 sr=2', GEMM_TILINGS.nr4kr2sr2],
   ['nr=16 kr=4 sr=1', GEMM_TILINGS.nr16kr4sr1],
 ];
-
-function fill(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 0x1_0000_0000 - 0.5;
-  }
-  return out;
-}
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 

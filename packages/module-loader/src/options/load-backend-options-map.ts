@@ -63,14 +63,7 @@ export class LoadBackendOptionsMap implements ReadonlyLoadBackendOptionsMap {
   }
 
   entryAt(index: number): BackendOptionsEntry {
-    const entry = Number.isInteger(index) ? this.entries[index] : undefined;
-    if (!entry) {
-      throw new ModuleLoaderError(
-        'ERR_INDEX_OUT_OF_RANGE',
-        `Expected an index in [0, ${this.entries.length}) for entryAt but received ${describeValue(index)}`,
-      );
-    }
-    return entry;
+    return entryAtIndex(this.entries, index);
   }
 }
 
@@ -120,4 +113,19 @@ export function validateOptionList(list: readonly unknown[]): asserts list is Ba
     }
     seen.add(key);
   }
+}
+
+/** The entry at `index` of an options map, else ERR_INDEX_OUT_OF_RANGE. */
+export function entryAtIndex(
+  entries: readonly BackendOptionsEntry[],
+  index: number,
+): BackendOptionsEntry {
+  const entry = Number.isInteger(index) ? entries[index] : undefined;
+  if (!entry) {
+    throw new ModuleLoaderError(
+      'ERR_INDEX_OUT_OF_RANGE',
+      `Expected an index in [0, ${entries.length}) for entryAt but received ${describeValue(index)}`,
+    );
+  }
+  return entry;
 }

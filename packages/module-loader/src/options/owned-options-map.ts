@@ -1,9 +1,10 @@
-import { describeValue, ModuleLoaderError } from '../errors.js';
+import { ModuleLoaderError } from '../errors.js';
 import type { BackendOption, OptionType, OptionValueOf } from './backend-option.js';
 import { getTypedOption } from './backend-options.js';
 import { MAX_BACKENDS } from './limits.js';
 import {
   type BackendOptionsEntry,
+  entryAtIndex,
   type ReadonlyLoadBackendOptionsMap,
   validateBackendId,
   validateOptionList,
@@ -64,13 +65,6 @@ export class OwnedOptionsMap implements ReadonlyLoadBackendOptionsMap {
   }
 
   entryAt(index: number): BackendOptionsEntry {
-    const entry = Number.isInteger(index) ? this.entries[index] : undefined;
-    if (!entry) {
-      throw new ModuleLoaderError(
-        'ERR_INDEX_OUT_OF_RANGE',
-        `Expected an index in [0, ${this.entries.length}) for entryAt but received ${describeValue(index)}`,
-      );
-    }
-    return entry;
+    return entryAtIndex(this.entries, index);
   }
 }
