@@ -47,46 +47,27 @@ export async function measureColdWarm(
     options.progress(`${spec.label}: cold/warm/heap start, run ${run + 1} of ${runs}`);
     forgetCache(cachePath);
     const execute = run === 0;
-    // The same file-backed start twice: the first packs (no file), the second maps it.
-    const fileStart = () =>
+    // One start of the model in a fresh child: file-backed at cachePath, or heap-only.
+    const start = (mode: 'file' | 'heap', extra: { execute?: boolean; saveNow?: boolean } = {}) =>
       runInChild<LoadResult>({
         kind: 'load',
         program,
-        mode: 'file',
-        cachePath,
-        execute,
+        mode,
+        cachePath: mode === 'file' ? cachePath : '',
+        execute: extra.execute ?? false,
+        saveNow: extra.saveNow ?? false,
         hold: false,
         cacheMemory: false,
       });
-    cold.push(await fileStart());
+    // The same file-backed start twice: the first packs (no file), the second maps it.
+    cold.push(await start('file', { execute }));
     // Read once the cold child has exited: its deferred commit has cut the growth tail.
     if (run === 0) committedFileBytes = statSync(cachePath).size;
-    warm.push(await fileStart());
+    warm.push(await start('file', { execute }));
     floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
-    heap.push(
-      await runInChild({
-        kind: 'load',
-        program,
-        mode: 'heap',
-        cachePath: '',
-        execute: false,
-        hold: false,
-        cacheMemory: false,
-      }),
-    );
+    heap.push(await start('heap'));
     forgetCache(cachePath);
-    coldSaved.push(
-      await runInChild<LoadResult>({
-        kind: 'load',
-        program,
-        mode: 'file',
-        cachePath,
-        execute: false,
-        saveNow: true,
-        hold: false,
-        cacheMemory: false,
-      }),
-    );
+    coldSaved.push(await start('file', { saveNow: true }));
   }
   forgetCache(cachePath);
   const pick = (list: LoadResult[], field: 'timeToRunnableMs' | 'methodLoadMs') =>
