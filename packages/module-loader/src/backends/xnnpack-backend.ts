@@ -154,7 +154,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     // takes each linear node's keys: the shared cache sees tensors by content, a private
     // cache (weight cache off) by name.
     const keyed = useCache ? new ContentKeyedDataMap(program.namedData) : null;
-    const contentKeys = checkAndKeyNodes(context, keyed);
+    const contentKeys = checkAndKeyNodes(method, context, keyed);
     // Without the weight cache, the method packs into a private heap cache of its own.
     const lease: WeightsCacheLease | null = useCache
       ? this.caches.acquire(options.packedCachePath)
@@ -167,7 +167,15 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       cache.initializeForRuntime((keyed ?? program.namedData) as NamedDataMap);
       initialized = true;
       const settings: OperatorSettings = { tiling, xnnpackRevision: options.xnnpackRevision };
-      createOperators(cache, context, contentKeys, settings, operators, this.onOperatorCreated);
+      createOperators(
+        cache,
+        method,
+        context,
+        contentKeys,
+        settings,
+        operators,
+        this.onOperatorCreated,
+      );
       packedDataNames = cache.finalizeForRuntime();
       // A one-shot save for this init (never stored as a global option).
       if (options.saveWeightCacheOnDisk) this.saveAll();

@@ -9,7 +9,7 @@ import {
   type XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
-import type { GraphNode } from '../program/manifest.js';
+import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import type { BackendInitContext } from './backend.js';
@@ -46,11 +46,10 @@ export interface OperatorSettings {
  * content), tensor names otherwise (a private cache).
  */
 export function checkAndKeyNodes(
+  method: GraphMethodManifest,
   context: BackendInitContext,
   keyed: ContentKeyedDataMap | null,
 ): Map<number, NodeKeys> {
-  const { method } = context;
-  if (method.kind !== 'graph') return new Map();
   const keys = new Map<number, NodeKeys>();
   const features = new Map<string, number>();
   for (const input of method.inputs) features.set(input.name, input.features);
@@ -73,14 +72,14 @@ export function checkAndKeyNodes(
 /** Creates the method's fully-connected operators through `cache`, by node index. */
 export function createOperators(
   cache: XNNWeightsCache,
+  method: GraphMethodManifest,
   context: BackendInitContext,
   keys: ReadonlyMap<number, NodeKeys>,
   settings: OperatorSettings,
   operators: Map<number, FullyConnectedOperator>,
   onCreated: ((progress: OperatorProgress) => void) | undefined,
 ): void {
-  const { method, methodName, program } = context;
-  if (method.kind !== 'graph') return;
+  const { methodName, program } = context;
   const graph = method.graph;
   // Progress totals are only read by onCreated: without it, no extra pass.
   let totalOperators = 0;
