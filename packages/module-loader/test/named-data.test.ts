@@ -1,13 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   ContentKeyedDataMap,
   encodeSafetensors,
+  MappedTensorView,
+  parseSafetensorsHeader,
   SafetensorsFile,
   SafetensorsNamedDataMap,
 } from '../src/index.js';
+import { decodeTable, encodeTable } from '../src/safetensors/table-codec.js';
 
 let dir: string;
 beforeEach(() => {
@@ -78,5 +81,58 @@ describe('named data by name and by content', () => {
     expect(again).toBe(keys[1]);
     expect([...(keyed.names() as Iterable<string>)]).toHaveLength(2);
     named.close();
+  });
+
+  test('views by content are made per look-up from the table columns and match the header', () => {
+    const path = join(dir, 'm.safetensors');
+    writeFileSync(
+      path,
+      encodeSafetensors([
+        { name: 'w', shape: [2, 3], data: Float32Array.from([1, 2, 3, 4, 5, 6]) },
+        { name: 'b', shape: [2], data: Float32Array.from([7, 8]) },
+      ]),
+    );
+    const bytes = readFileSync(path);
+    const header = parseSafetensorsHeader(bytes, bytes.byteLength, path);
+    const named = new SafetensorsNamedDataMap([SafetensorsFile.open(path)]);
+    const keyed = new ContentKeyedDataMap(named);
+    const [w, b] = ['w', 'b'].map((name) => keyed.add(name)) as [string, string];
+    const first = keyed.get(w) as MappedTensorView;
+    const again = keyed.get(w) as MappedTensorView;
+    expect(first).toBeInstanceOf(MappedTensorView);
+    // A fresh view each time (the cache holds one per layer, then lets it go).
+    expect(again).not.toBe(first);
+    expect(first.shape).toEqual([2, 3]);
+    expect(first.info).toEqual(header.tensors[0]);
+    expect([...first.data]).toEqual([1, 2, 3, 4, 5, 6]);
+    const bias = keyed.get(b) as MappedTensorView;
+    expect(bias.shape).toEqual([2]);
+    expect([...bias.data]).toEqual([7, 8]);
+    // By name: the same view each time, with the same facts.
+    expect(named.get('w')).toBe(named.get('w'));
+    expect(named.get('w')?.info).toEqual(header.tensors[0]);
+    named.close();
+    expect(keyed.get(w)).toBe(undefined);
+    expect([...first.data]).toEqual([]);
+  });
+
+  test('a table recalled from its columns makes each info on first use, equal to the header', () => {
+    const path = join(dir, 'm.safetensors');
+    writeFileSync(
+      path,
+      encodeSafetensors([
+        { name: 'a', shape: [2, 1, 3], data: new Float32Array(6) },
+        { name: 'b', shape: [], data: new Float32Array(1) },
+        { name: 'c', shape: [0], data: new Float32Array(0) },
+      ]),
+    );
+    const bytes = readFileSync(path);
+    const header = parseSafetensorsHeader(bytes, bytes.byteLength, path);
+    const encoded = JSON.parse(JSON.stringify(encodeTable(SafetensorsFile.open(path).table)));
+    const table = decodeTable(encoded, bytes.byteLength);
+    expect(header.tensors.map((_, i) => table.shapeOf(i))).toEqual([[2, 1, 3], [], [0]]);
+    expect(table.info(1)).toEqual(header.tensors[1]);
+    expect(table.info(1)).toBe(table.info(1));
+    expect(table.infos()).toEqual(header.tensors);
   });
 });

@@ -60,7 +60,10 @@ export interface XnnpackHandle {
    * cache on, each is the content key of the kernel followed by that of the bias.
    */
   readonly packedDataNames: readonly string[];
-  /** Content key (hex SHA-256 of the stored bytes) of each linear node's kernel and bias. */
+  /**
+   * Content key (hex SHA-256 of the stored bytes) of each linear node's kernel and bias (with
+   * the weight cache off: the tensor names). Entries are made when read.
+   */
   readonly contentKeys: ReadonlyMap<number, { kernel: string; bias: string | null }>;
   /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
   readonly workspace: XnnpackWorkspace;

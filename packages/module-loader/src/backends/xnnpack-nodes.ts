@@ -10,19 +10,16 @@ import {
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
-import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
-import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
+import { FLOAT_DTYPES, type SafetensorsDtype } from '../safetensors/dtypes.js';
+import type { ContentKeyedDataMap, SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import type { BackendInitContext } from './backend.js';
+import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
 type XnnpackRevisionOption = NonNullable<FullyConnectedOptions['xnnpackRevision']>;
 
-/** The keys a linear node's tensors go by in the cache. */
-export interface NodeKeys {
-  kernel: string;
-  bias: string | null;
-}
+export type { NodeKeys } from './node-keys.js';
 
 export interface OperatorProgress {
   methodName: string;
@@ -43,30 +40,52 @@ export interface OperatorSettings {
 /**
  * Checks every node against the weights (before the cache is touched) and takes each
  * linear node's keys: content keys when `keyed` is given (the shared cache sees tensors by
- * content), tensor names otherwise (a private cache).
+ * content), tensor names otherwise (a private cache). One name look-up per tensor serves
+ * both; the checks read the weight tables' columns (no tensor info is made).
  */
 export function checkAndKeyNodes(
   method: GraphMethodManifest,
   context: BackendInitContext,
   keyed: ContentKeyedDataMap | null,
-): Map<number, NodeKeys> {
-  const keys = new Map<number, NodeKeys>();
+): NodeKeyColumns {
+  const graph = method.graph;
+  const kernels = new Array<string | undefined>(graph.length);
+  const biases = new Array<string | null>(graph.length);
   const features = new Map<string, number>();
   for (const input of method.inputs) features.set(input.name, input.features);
-  const graph = method.graph;
+  const namedData = context.program.namedData;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
-    checkNode(node, index, features, context);
-    if (node.op !== 'linear') continue;
-    const bias = node.bias;
-    keys.set(
+    const inFeatures = features.get(node.input) as number;
+    if (node.op !== 'linear') {
+      features.set(node.output, inFeatures);
+      continue;
+    }
+    const kernelSlot = namedData.slotOf(node.weight);
+    const outFeatures = checkTensor(
+      namedData,
+      kernelSlot,
+      node.weight,
+      inFeatures,
+      context,
       index,
-      keyed
-        ? { kernel: keyed.add(node.weight), bias: bias === undefined ? null : keyed.add(bias) }
-        : { kernel: node.weight, bias: bias ?? null },
+      'weight',
     );
+    const bias = node.bias;
+    const biasSlot = bias === undefined ? -1 : namedData.slotOf(bias);
+    if (bias !== undefined) {
+      checkTensor(namedData, biasSlot, bias, outFeatures, context, index, 'bias');
+    }
+    features.set(node.output, outFeatures);
+    if (keyed === null) {
+      kernels[index] = node.weight;
+      biases[index] = bias ?? null;
+    } else {
+      kernels[index] = keyed.addSlot(kernelSlot);
+      biases[index] = bias === undefined ? null : keyed.addSlot(biasSlot);
+    }
   }
-  return keys;
+  return new NodeKeyColumns(kernels, biases);
 }
 
 /** Creates the method's fully-connected operators through `cache`, by node index. */
@@ -74,7 +93,7 @@ export function createOperators(
   cache: XNNWeightsCache,
   method: GraphMethodManifest,
   context: BackendInitContext,
-  keys: ReadonlyMap<number, NodeKeys>,
+  keys: NodeKeyColumns,
   settings: OperatorSettings,
   operators: Map<number, FullyConnectedOperator>,
   onCreated: ((progress: OperatorProgress) => void) | undefined,
@@ -95,9 +114,9 @@ export function createOperators(
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
-    const nodeKeys = keys.get(index) as NodeKeys;
-    const kernel = cache.loadUnpackedData(nodeKeys.kernel);
-    const bias = nodeKeys.bias === null ? null : cache.loadUnpackedData(nodeKeys.bias);
+    const kernel = cache.loadUnpackedData(keys.kernels[index] as string);
+    const biasKey = keys.biases[index] as string | null;
+    const bias = biasKey === null ? null : cache.loadUnpackedData(biasKey);
     // Optional operator options are set only when given (no spreads: once per node).
     const options: Mutable<FullyConnectedOptions> = {
       cache,
@@ -133,49 +152,41 @@ export function countCacheHits(operators: ReadonlyMap<number, FullyConnectedOper
   return hits;
 }
 
-/** Checks a node's tensors against the features flowing into it and records its output. */
-function checkNode(
-  node: GraphNode,
-  index: number,
-  features: Map<string, number>,
+/**
+ * Checks the tensor in `slot` (-1: none) for a node: an f32/f16/bf16 tensor, a weight
+ * [out, features] or a bias [features]. Returns its first size (a weight's out features).
+ */
+function checkTensor(
+  namedData: SafetensorsNamedDataMap,
+  slot: number,
+  name: string,
+  features: number,
   context: BackendInitContext,
-): void {
-  const inFeatures = features.get(node.input) as number;
-  if (node.op !== 'linear') {
-    features.set(node.output, inFeatures);
-    return;
+  index: number,
+  role: 'weight' | 'bias',
+): number {
+  const table = slot < 0 ? null : namedData.fileAtSlot(slot).table;
+  const at = slot < 0 ? -1 : namedData.indexAtSlot(slot);
+  if (table === null || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
+    nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
   }
-  const namedData = context.program.namedData;
-  const kernel = namedData.info(node.weight);
-  if (!kernel || !FLOAT_DTYPES.has(kernel.dtype))
+  const rank = table.ranks[at] as number;
+  const start = table.shapeStarts[at] as number;
+  const first = table.dims[start] as number;
+  const fits =
+    role === 'weight'
+      ? rank === 2 && table.dims[start + 1] === features
+      : rank === 1 && first === features;
+  if (!fits) {
+    const expected = role === 'weight' ? `[out, ${features}]` : `[${features}]`;
     nodeProblem(
       context,
       index,
-      'weight',
-      `weight "${node.weight}" is not in the program's weights`,
-    );
-  if (kernel.shape.length !== 2 || kernel.shape[1] !== inFeatures) {
-    nodeProblem(
-      context,
-      index,
-      'weight',
-      `weight "${node.weight}" has shape [${kernel.shape.join(', ')}]; expected [out, ${inFeatures}]`,
+      role,
+      `${role} "${name}" has shape [${table.shapeOf(at).join(', ')}]; expected ${expected}`,
     );
   }
-  if (node.bias !== undefined) {
-    const bias = namedData.info(node.bias);
-    if (!bias || !FLOAT_DTYPES.has(bias.dtype))
-      nodeProblem(context, index, 'bias', `bias "${node.bias}" is not in the program's weights`);
-    if (bias.shape.length !== 1 || bias.shape[0] !== kernel.shape[0]) {
-      nodeProblem(
-        context,
-        index,
-        'bias',
-        `bias "${node.bias}" has shape [${bias.shape.join(', ')}]; expected [${kernel.shape[0]}]`,
-      );
-    }
-  }
-  features.set(node.output, kernel.shape[0] as number);
+  return first;
 }
 
 /** A node whose tensors do not fit: the field path is built only here, on failure. */

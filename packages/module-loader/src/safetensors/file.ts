@@ -104,6 +104,11 @@ export class SafetensorsFile {
     return file;
   }
 
+  /** Whether close() was called. */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
   /** Whether the tensor table is known (from a record or the header). */
   get isKnown(): boolean {
     return this.#known !== null;
@@ -159,8 +164,7 @@ export class SafetensorsFile {
     const table = this.table;
     if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsTensorInfo['dtype']) || this.#closed)
       return undefined;
-    const info = table.info(index);
-    const view = new MappedTensorView(info.name, info, this);
+    const view = new MappedTensorView(table.names[index] as string, undefined, this, index);
     this.#views[index] = view;
     return view;
   }
@@ -197,7 +201,7 @@ export class SafetensorsFile {
       // Through the tensor's window, kept mapped for the packing that usually follows; one
       // pass over the mapped bytes, no copy (crypto.hash: no Hash object per tensor).
       this.#openFile();
-      const window = this.#mapWindow(info);
+      const window = this.#mapWindow(info.name);
       if (window.holders.size === 0) this.#unmapLater(window);
       const mapping = window.mapping as Mapping;
       const bytes = new Uint8Array(mapping.buffer, info.fileOffset - window.start, info.byteLength);
@@ -223,20 +227,24 @@ export class SafetensorsFile {
 
   /** @internal The floats behind a view; opens and maps on first use. */
   floatsOf(view: MappedTensorView): Float32Array {
-    const { info } = view;
-    if (this.#closed || info.byteLength === 0) return new Float32Array(0);
+    const table = this.table;
+    const index = view.index;
+    const byteLength = table.byteLengths[index] as number;
+    if (this.#closed || byteLength === 0) return new Float32Array(0);
     this.#openFile();
-    const elements = info.byteLength / (info.dtype === 'F32' ? 4 : 2);
-    if (info.dtype === 'F32' && info.fileOffset % 4 === 0) {
-      const window = this.#mapWindow(info);
+    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
+    const fileOffset = table.fileOffsets[index] as number;
+    const elements = byteLength / (dtype === 'F32' ? 4 : 2);
+    if (dtype === 'F32' && fileOffset % 4 === 0) {
+      const window = this.#mapWindow(view.name);
       window.holders.add(view);
       const mapping = window.mapping as Mapping;
-      return new Float32Array(mapping.buffer, info.fileOffset - window.start, elements);
+      return new Float32Array(mapping.buffer, fileOffset - window.start, elements);
     }
     // Unaligned f32 and widened dtypes become heap copies.
-    const bytes = this.#withBytes(info.fileOffset, info.byteLength, (b) => b.slice());
-    if (info.dtype === 'F32') return new Float32Array(bytes.buffer);
-    return info.dtype === 'F16' ? f16ToF32(bytes) : bf16ToF32(bytes);
+    const bytes = this.#withBytes(fileOffset, byteLength, (b) => b.slice());
+    if (dtype === 'F32') return new Float32Array(bytes.buffer);
+    return dtype === 'F16' ? f16ToF32(bytes) : bf16ToF32(bytes);
   }
 
   /** @internal A view's data is no longer needed: unmap its window when no view holds it. */
@@ -364,7 +372,7 @@ export class SafetensorsFile {
     }
   }
 
-  #mapWindow(info: SafetensorsTensorInfo): Window {
+  #mapWindow(name: string): Window {
     if (this.#windows === null) {
       const plan = planWindows(this.table.infos());
       this.#windows = plan.windows.map((w) => ({
@@ -375,8 +383,8 @@ export class SafetensorsFile {
       }));
       this.#windowOf = plan.windowOf;
     }
-    const window = this.#windows[this.#windowOf?.get(info.name) ?? -1];
-    if (window === undefined) throw new Error(`no window for tensor ${info.name}`);
+    const window = this.#windows[this.#windowOf?.get(name) ?? -1];
+    if (window === undefined) throw new Error(`no window for tensor ${name}`);
     if (window.mapping === null) window.mapping = this.#map(window.start, window.length);
     return window;
   }

@@ -1,5 +1,6 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
+import { FLOAT_DTYPES, type SafetensorsDtype } from './dtypes.js';
 import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
 import type { KnownFile, KnownFileSource } from './known-files.js';
@@ -79,7 +80,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
 
   /** The file holding a tensor (ERR_MANIFEST_INVALID when none does). */
   fileOf(name: string): SafetensorsFile {
-    return this.#fileAt(this.#requireSlot(name));
+    return this.#fileAt(this.requireSlot(name));
   }
 
   /** Unmaps what only this view held (called by the cache after each layer or at finalize). */
@@ -114,18 +115,18 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     return slot;
   }
 
-  /**
-   * @internal The content key and view of a tensor by name, in one look-up (the XNNPACK
-   * backend's per-tensor step); ERR_MANIFEST_INVALID when no file holds it.
-   */
-  keyAndView(name: string): { key: string; view: MappedTensorView } {
-    const slot = this.#requireSlot(name);
-    const file = this.#fileAt(slot);
-    const index = this.#indexAt(slot);
-    return { key: file.contentKeyAt(index), view: file.viewAt(index) as MappedTensorView };
+  /** @internal The file holding the tensor in `slot` (a slot from slotOf). */
+  fileAtSlot(slot: number): SafetensorsFile {
+    return this.#fileAt(slot);
   }
 
-  #requireSlot(name: string): number {
+  /** @internal The position in its file's table of the tensor in `slot`. */
+  indexAtSlot(slot: number): number {
+    return this.#indexAt(slot);
+  }
+
+  /** @internal The slot of a tensor; ERR_MANIFEST_INVALID when no file holds it. */
+  requireSlot(name: string): number {
     const slot = this.slotOf(name);
     if (slot < 0) {
       throw new ModuleLoaderError('ERR_MANIFEST_INVALID', `No tensor "${name}" in the weights`, {
@@ -162,24 +163,35 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
  * what the tensors were called; tensors with equal bytes share one entry.
  *
  * The cache asks for the keys in the order they were added (one build walks the graph
- * twice, in the same order): keys and views are kept in that order and a look-up of the next
- * key is one comparison; a map by key is made only for a look-up out of that order, or for
- * names().
+ * twice, in the same order): keys and tensors (file, table index) are kept in that order and
+ * a look-up of the next key is one comparison; a map by key is made only for a look-up out of
+ * that order, or for names(). A view is made per get(), not kept: the cache holds it from
+ * loadUnpackedData to the layer's release, so on a warm start it dies young instead of
+ * surviving the build (views handed out are never reused, so identities never mix).
  */
 export class ContentKeyedDataMap implements NamedDataMap {
   readonly #keys: string[] = [];
-  readonly #views: MappedTensorView[] = [];
+  readonly #files: SafetensorsFile[] = [];
+  readonly #indices: number[] = [];
   /** Position of the next key expected by get(). */
   #next = 0;
   #byKey: Map<string, number> | null = null;
 
   constructor(readonly source: SafetensorsNamedDataMap) {}
 
-  /** Adds a tensor by name; returns its key. */
+  /** Adds a tensor by name; returns its key (ERR_MANIFEST_INVALID when no file holds it). */
   add(name: string): string {
-    const { key, view } = this.source.keyAndView(name);
+    return this.addSlot(this.source.requireSlot(name));
+  }
+
+  /** @internal Adds the tensor in `slot` of the source (a slot from slotOf); returns its key. */
+  addSlot(slot: number): string {
+    const file = this.source.fileAtSlot(slot);
+    const index = this.source.indexAtSlot(slot);
+    const key = file.contentKeyAt(index);
     this.#keys.push(key);
-    this.#views.push(view);
+    this.#files.push(file);
+    this.#indices.push(index);
     if (this.#byKey !== null && !this.#byKey.has(key)) this.#byKey.set(key, this.#keys.length - 1);
     return key;
   }
@@ -188,12 +200,12 @@ export class ContentKeyedDataMap implements NamedDataMap {
     const next = this.#next;
     if (this.#keys[next] === key) {
       this.#next = next + 1;
-      return this.#views[next];
+      return this.#viewAt(next);
     }
     const at = this.#index().get(key);
     if (at === undefined) return undefined;
     this.#next = at + 1;
-    return this.#views[at];
+    return this.#viewAt(at);
   }
 
   names(): Iterable<string> {
@@ -202,6 +214,16 @@ export class ContentKeyedDataMap implements NamedDataMap {
 
   release(view: TensorView): void {
     this.source.release(view);
+  }
+
+  /** A fresh view of the tensor added at `at` (undefined when its file was closed). */
+  #viewAt(at: number): MappedTensorView | undefined {
+    const file = this.#files[at] as SafetensorsFile;
+    const index = this.#indices[at] as number;
+    if (!FLOAT_DTYPES.has(file.table.dtypes[index] as SafetensorsDtype) || file.isClosed) {
+      return undefined;
+    }
+    return new MappedTensorView(file.table.names[index] as string, undefined, file, index);
   }
 
   /** First position of each key (equal bytes, one entry). */

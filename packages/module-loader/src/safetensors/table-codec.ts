@@ -1,5 +1,4 @@
 import { DTYPE_BYTES, type SafetensorsDtype } from './dtypes.js';
-import type { SafetensorsTensorInfo } from './header.js';
 import { MAX_RANK, MAX_SAFE_BYTES, MAX_TENSOR_NAME_BYTES, MAX_TENSORS } from './limits.js';
 import { TensorTable } from './tensor-table.js';
 
@@ -76,12 +75,10 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
   const byteLengths = new Array<number>(n);
   const ranks = new Uint8Array(n);
   const shapeStarts = new Uint32Array(n);
-  const infos: SafetensorsTensorInfo[] = new Array(n);
   const bad = measureTensors({ names, dtypes, shapes, offsets }, fileSize, {
     ranks,
     shapeStarts,
     byteLengths,
-    infos,
   });
   if (bad >= 0) throw new Error(`bad tensor ${bad}`);
   const bytes = Buffer.from(digests, 'base64');
@@ -97,15 +94,16 @@ export function decodeTable(raw: unknown, fileSize: number): TensorTable {
       dims: shapes,
     },
     { hex: bytes.toString('hex'), hashed },
-    infos,
   );
 }
 
 /**
- * Checks every tensor and fills its rank, shape start, byte length and info (made here, in
- * one loop the JIT compiles once, rather than one at a time on first use); returns the index
- * of the first bad tensor, or -1 (a trailing size no tensor owns is bad too: index n). Kept
- * small: it runs once per tensor of every recalled file, usually before the JIT has warmed up.
+ * Checks every tensor and fills its rank, shape start and byte length; returns the index of
+ * the first bad tensor, or -1 (a trailing size no tensor owns is bad too: index n). No info
+ * object is made here: a warm start reads the columns, and an info (with its shape array)
+ * made for every tensor would be tens of thousands of objects the GC copies for nothing.
+ * Kept small: it runs once per tensor of every recalled file, usually before the JIT has
+ * warmed up.
  */
 function measureTensors(
   columns: {
@@ -119,11 +117,10 @@ function measureTensors(
     ranks: Uint8Array;
     shapeStarts: Uint32Array;
     byteLengths: number[];
-    infos: SafetensorsTensorInfo[];
   },
 ): number {
   const { names, dtypes, shapes, offsets } = columns;
-  const { ranks, shapeStarts, byteLengths, infos } = out;
+  const { ranks, shapeStarts, byteLengths } = out;
   const n = names.length;
   let at = 0;
   for (let i = 0; i < n; i++) {
@@ -163,8 +160,6 @@ function measureTensors(
       return i;
     }
     byteLengths[i] = byteLength;
-    const shape = shapes.slice(at - rank, at) as number[];
-    infos[i] = { name, dtype, shape, fileOffset, byteLength };
   }
   return at === shapes.length ? -1 : n;
 }

@@ -135,19 +135,24 @@ export class TensorTable implements TensorColumns {
   info(i: number): SafetensorsTensorInfo {
     const cached = this.#infos[i];
     if (cached !== undefined) return cached;
-    const shape: number[] = [];
-    const start = this.shapeStarts[i] as number;
-    const end = start + (this.ranks[i] as number);
-    for (let at = start; at < end; at++) shape.push(this.dims[at] as number);
     const info: SafetensorsTensorInfo = {
       name: this.names[i] as string,
       dtype: this.dtypes[i] as SafetensorsDtype,
-      shape,
+      shape: this.shapeOf(i),
       fileOffset: this.fileOffsets[i] as number,
       byteLength: this.byteLengths[i] as number,
     };
     this.#infos[i] = info;
     return info;
+  }
+
+  /** Tensor i's shape as a fresh array (the info is neither made nor kept). */
+  shapeOf(i: number): number[] {
+    const start = this.shapeStarts[i] as number;
+    const end = start + (this.ranks[i] as number);
+    const shape: number[] = [];
+    for (let at = start; at < end; at++) shape.push(this.dims[at] as number);
+    return shape;
   }
 
   /** Every tensor's info, in table order. */

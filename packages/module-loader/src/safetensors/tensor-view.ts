@@ -4,26 +4,48 @@ import type { SafetensorsTensorInfo } from './header.js';
 
 /**
  * An f32 view of one tensor. `data` is a getter: the file is opened and mapped only when a
- * caller reads it (a layer that missed the cache), never for a cache hit.
+ * caller reads it (a layer that missed the cache), never for a cache hit. The view reads its
+ * facts from the file's table by `index`: its info object is made only when asked for, so a
+ * view handed to the weights cache for one layer leaves nothing behind once released.
  */
 export class MappedTensorView implements TensorView {
   readonly dtype = 'f32' as const;
+  /** Position of the tensor in `owner.table`. */
+  readonly index: number;
+  #info: SafetensorsTensorInfo | undefined;
+  #shape: readonly number[] | null = null;
   #floats: Float32Array | null = null;
 
   constructor(
     readonly name: string,
-    readonly info: SafetensorsTensorInfo,
+    info: SafetensorsTensorInfo | undefined,
     readonly owner: SafetensorsFile,
-  ) {}
+    index?: number,
+  ) {
+    this.#info = info;
+    this.index = index ?? owner.table.indexOf(name);
+  }
+
+  get info(): SafetensorsTensorInfo {
+    this.#info ??= this.owner.table.info(this.index);
+    return this.#info;
+  }
 
   get shape(): readonly number[] {
-    return this.info.shape;
+    if (this.#info !== undefined) return this.#info.shape;
+    this.#shape ??= this.owner.table.shapeOf(this.index);
+    return this.#shape;
   }
 
   get data(): Float32Array {
     const floats = this.#floats;
     // A detached view (window unmapped after release) is fetched again.
-    if (floats !== null && (floats.byteLength > 0 || this.info.byteLength === 0)) return floats;
+    if (
+      floats !== null &&
+      (floats.byteLength > 0 || this.owner.table.byteLengths[this.index] === 0)
+    ) {
+      return floats;
+    }
     this.#floats = this.owner.floatsOf(this);
     return this.#floats;
   }

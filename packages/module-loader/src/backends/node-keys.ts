@@ -1,0 +1,70 @@
+/** The keys a linear node's tensors go by in the cache. */
+export interface NodeKeys {
+  kernel: string;
+  bias: string | null;
+}
+
+/**
+ * The keys of a method's linear nodes as two columns indexed by node (undefined kernel: not
+ * a linear node), read as a ReadonlyMap of node index → NodeKeys. A warm start keys every
+ * layer but rarely reads the map: its entry objects are made only when read.
+ */
+export class NodeKeyColumns implements ReadonlyMap<number, NodeKeys> {
+  readonly size: number;
+  #all: Map<number, NodeKeys> | null = null;
+
+  constructor(
+    readonly kernels: readonly (string | undefined)[],
+    readonly biases: readonly (string | null)[],
+  ) {
+    let size = 0;
+    for (const kernel of kernels) if (kernel !== undefined) size++;
+    this.size = size;
+  }
+
+  get(node: number): NodeKeys | undefined {
+    const kernel = this.kernels[node];
+    if (kernel === undefined) return undefined;
+    return { kernel, bias: this.biases[node] ?? null };
+  }
+
+  has(node: number): boolean {
+    return this.kernels[node] !== undefined;
+  }
+
+  entries(): MapIterator<[number, NodeKeys]> {
+    return this.#map().entries();
+  }
+
+  keys(): MapIterator<number> {
+    return this.#map().keys();
+  }
+
+  values(): MapIterator<NodeKeys> {
+    return this.#map().values();
+  }
+
+  [Symbol.iterator](): MapIterator<[number, NodeKeys]> {
+    return this.#map().entries();
+  }
+
+  forEach(
+    callback: (value: NodeKeys, key: number, map: ReadonlyMap<number, NodeKeys>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const [node, keys] of this.#map()) callback.call(thisArg, keys, node, this);
+  }
+
+  /** The whole map, for iteration (made once, on the first iteration). */
+  #map(): Map<number, NodeKeys> {
+    if (this.#all === null) {
+      const all = new Map<number, NodeKeys>();
+      for (let node = 0; node < this.kernels.length; node++) {
+        const keys = this.get(node);
+        if (keys !== undefined) all.set(node, keys);
+      }
+      this.#all = all;
+    }
+    return this.#all;
+  }
+}

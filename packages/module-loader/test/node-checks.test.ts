@@ -1,0 +1,198 @@
+// A method load checks each linear node's tensors against the weight tables' columns (no
+// tensor info is made for it): the same errors whether the tables come from the headers or
+// from the record next to a cache file, with the weight cache on or off.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import {
+  BackendOptions,
+  BackendRegistry,
+  forgetSourceRecords,
+  LoadBackendOptionsMap,
+  Module,
+  ModuleLoaderError,
+  processMemo,
+  sourceRecordPath,
+  XnnpackBackend,
+  type XnnpackHandle,
+} from '../src/index.js';
+import { type MlpFixture, writeMlpProgram } from './fixtures.js';
+import { backdate } from './weights-programs.js';
+
+let fixture: MlpFixture | undefined;
+afterEach(() => {
+  fixture?.cleanup();
+  fixture = undefined;
+  processMemo.clear();
+  forgetSourceRecords();
+});
+
+/** A safetensors file of one I32 tensor "ints" of shape [32, 16]: not a float weight. */
+function intTensorFile(path: string): void {
+  const header = JSON.stringify({
+    ints: { dtype: 'I32', shape: [32, 16], data_offsets: [0, 2048] },
+  });
+  const padded = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
+  const bytes = new Uint8Array(8 + padded.length + 2048);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(padded.length), true);
+  bytes.set(Buffer.from(padded), 8);
+  writeFileSync(path, bytes);
+}
+
+/**
+ * The MLP fixture (l0.weight [32, 16], l0.bias [32], l1.weight [24, 32], l2.weight [8, 24],
+ * l2.bias [8]; linear nodes 0, 2 and 4) plus ints.safetensors, its files backdated.
+ */
+function program(): MlpFixture {
+  fixture = writeMlpProgram();
+  intTensorFile(join(fixture.dir, 'ints.safetensors'));
+  const manifest = JSON.parse(readFileSync(fixture.manifestPath, 'utf8'));
+  manifest.weights.push('ints.safetensors');
+  writeFileSync(fixture.manifestPath, JSON.stringify(manifest));
+  backdate(join(fixture.dir, 'model.safetensors'));
+  backdate(join(fixture.dir, 'ints.safetensors'));
+  return fixture;
+}
+
+function patchNode(path: string, index: number, patch: Record<string, unknown>): void {
+  const manifest = JSON.parse(readFileSync(path, 'utf8'));
+  Object.assign(manifest.methods.forward.graph[index], patch);
+  writeFileSync(path, JSON.stringify(manifest));
+}
+
+type Mode = 'cache file' | 'heap cache' | 'cache off';
+
+function options(mode: Mode, dir: string): BackendOptions {
+  if (mode === 'cache off') return new BackendOptions().setOption('weight_cache_enabled', false);
+  if (mode === 'heap cache') return new BackendOptions();
+  return new BackendOptions().setOption('packed_cache_path', join(dir, 'cache.xpwc'));
+}
+
+function loadForward(path: string, mode: Mode, dir: string): Module {
+  const module = new Module(path, {
+    registry: new BackendRegistry().register(new XnnpackBackend()),
+  });
+  module.load(new LoadBackendOptionsMap().setOptions('XnnpackBackend', options(mode, dir)));
+  module.loadMethod('forward');
+  return module;
+}
+
+function loadError(path: string, mode: Mode, dir: string): ModuleLoaderError {
+  try {
+    loadForward(path, mode, dir).dispose();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ModuleLoaderError);
+    return error as ModuleLoaderError;
+  }
+  throw new Error('expected the method load to fail');
+}
+
+const cases: [string, number, Record<string, unknown>, string][] = [
+  ['a missing weight', 0, { weight: 'nope' }, `weight "nope" is not in the program's weights`],
+  ['an I32 weight', 0, { weight: 'ints' }, `weight "ints" is not in the program's weights`],
+  [
+    'a weight of other in features',
+    0,
+    { weight: 'l1.weight' },
+    'weight "l1.weight" has shape [24, 32]; expected [out, 16]',
+  ],
+  [
+    'a rank-1 weight',
+    2,
+    { weight: 'l0.bias' },
+    'weight "l0.bias" has shape [32]; expected [out, 32]',
+  ],
+  ['a missing bias', 4, { bias: 'nope' }, `bias "nope" is not in the program's weights`],
+  ['an I32 bias', 4, { bias: 'ints' }, `bias "ints" is not in the program's weights`],
+  ['a bias of other size', 4, { bias: 'l0.bias' }, 'bias "l0.bias" has shape [32]; expected [8]'],
+  ['a rank-2 bias', 4, { bias: 'l2.weight' }, 'bias "l2.weight" has shape [8, 24]; expected [8]'],
+];
+
+describe('linear node checks', () => {
+  for (const mode of ['cache file', 'heap cache', 'cache off'] as const) {
+    test.each(cases)(
+      `${mode}: %s is ERR_MANIFEST_INVALID at its JSON path`,
+      (_what, index, patch, message) => {
+        const { manifestPath, dir } = program();
+        patchNode(manifestPath, index, patch);
+        const error = loadError(manifestPath, mode, dir);
+        const role = 'weight' in patch ? 'weight' : 'bias';
+        const field = `methods.forward.graph[${index}].${role}`;
+        expect(error.code).toBe('ERR_MANIFEST_INVALID');
+        expect(error.file).toBe(manifestPath);
+        expect(error.field).toBe(field);
+        expect(error.message).toBe(`${manifestPath}: ${field}: ${message}`);
+      },
+    );
+  }
+
+  test.each(cases)(
+    'tables recalled from the record: %s gives the same error',
+    (_what, index, patch, message) => {
+      const { manifestPath, dir } = program();
+      // A first load writes the record; a fresh process (memo and records forgotten) reads it.
+      loadForward(manifestPath, 'cache file', dir).dispose();
+      expect(readFileSync(sourceRecordPath(join(dir, 'cache.xpwc')), 'utf8')).toContain(
+        'l0.weight',
+      );
+      processMemo.clear();
+      forgetSourceRecords();
+      const unpatched = loadForward(manifestPath, 'cache file', dir);
+      const { weightStats } = unpatched.methodHandle('forward') as XnnpackHandle;
+      expect([weightStats.filesKnown, weightStats.headersParsed]).toEqual([2, 0]);
+      unpatched.dispose();
+      processMemo.clear();
+      forgetSourceRecords();
+      patchNode(manifestPath, index, patch);
+      const module = new Module(manifestPath, {
+        registry: new BackendRegistry().register(new XnnpackBackend()),
+      });
+      module.load(
+        new LoadBackendOptionsMap().setOptions('XnnpackBackend', options('cache file', dir)),
+      );
+      let error: unknown;
+      try {
+        module.loadMethod('forward');
+      } catch (caught) {
+        error = caught;
+      }
+      module.dispose();
+      const role = 'weight' in patch ? 'weight' : 'bias';
+      const field = `methods.forward.graph[${index}].${role}`;
+      expect(error).toBeInstanceOf(ModuleLoaderError);
+      expect((error as ModuleLoaderError).code).toBe('ERR_MANIFEST_INVALID');
+      expect((error as ModuleLoaderError).message).toBe(`${manifestPath}: ${field}: ${message}`);
+    },
+  );
+
+  test('the keys of each linear node read as a map by node index', () => {
+    const { manifestPath, dir } = program();
+    for (const mode of ['cache file', 'cache off'] as const) {
+      const module = loadForward(manifestPath, mode, dir);
+      const { contentKeys } = module.methodHandle('forward') as XnnpackHandle;
+      expect(contentKeys.size).toBe(3);
+      expect([...contentKeys.keys()]).toEqual([0, 2, 4]);
+      expect(contentKeys.has(1)).toBe(false);
+      expect(contentKeys.get(1)).toBe(undefined);
+      const keys = contentKeys.get(2);
+      if (mode === 'cache off') {
+        expect([...contentKeys.values()]).toEqual([
+          { kernel: 'l0.weight', bias: 'l0.bias' },
+          { kernel: 'l1.weight', bias: null },
+          { kernel: 'l2.weight', bias: 'l2.bias' },
+        ]);
+      } else {
+        expect(keys?.kernel).toMatch(/^[0-9a-f]{64}$/);
+        expect(keys?.bias).toBe(null);
+      }
+      expect(new Map(contentKeys)).toEqual(new Map([...contentKeys.entries()]));
+      const seen: number[] = [];
+      contentKeys.forEach((value, node, map) => {
+        expect(map.get(node)).toEqual(value);
+        seen.push(node);
+      });
+      expect(seen).toEqual([0, 2, 4]);
+      module.dispose();
+    }
+  });
+});
