@@ -10,17 +10,14 @@ export interface NodeKeys {
  * layer but rarely reads the map: its entry objects are made only when read.
  */
 export class NodeKeyColumns implements ReadonlyMap<number, NodeKeys> {
-  readonly size: number;
   #all: Map<number, NodeKeys> | null = null;
 
+  /** `size`: the linear nodes (kernels set). */
   constructor(
     readonly kernels: readonly (string | undefined)[],
     readonly biases: readonly (string | null)[],
-  ) {
-    let size = 0;
-    for (const kernel of kernels) if (kernel !== undefined) size++;
-    this.size = size;
-  }
+    readonly size: number,
+  ) {}
 
   get(node: number): NodeKeys | undefined {
     const kernel = this.kernels[node];

@@ -11,7 +11,8 @@ import {
 import { ModuleLoaderError } from '../errors.js';
 import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import { FLOAT_DTYPES, type SafetensorsDtype } from '../safetensors/dtypes.js';
-import type { ContentKeyedDataMap, SafetensorsNamedDataMap } from '../safetensors/named-data.js';
+import type { SafetensorsFile } from '../safetensors/file.js';
+import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import type { BackendInitContext } from './backend.js';
 import { NodeKeyColumns } from './node-keys.js';
 
@@ -54,6 +55,10 @@ export function checkAndKeyNodes(
   const features = new Map<string, number>();
   for (const input of method.inputs) features.set(input.name, input.features);
   const namedData = context.program.namedData;
+  // Tensor `slot` is tensor `slot - firstSlot[f]` of files[f], f = fileOfSlot[slot].
+  const files = namedData.files;
+  const { fileOfSlot, firstSlot } = namedData.slotColumns();
+  let linearNodes = 0;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     const inFeatures = features.get(node.input) as number;
@@ -62,9 +67,11 @@ export function checkAndKeyNodes(
       continue;
     }
     const kernelSlot = namedData.slotOf(node.weight);
+    const kernelFile = kernelSlot < 0 ? -1 : (fileOfSlot[kernelSlot] as number);
+    const kernelAt = kernelSlot - (kernelFile < 0 ? 0 : (firstSlot[kernelFile] as number));
     const outFeatures = checkTensor(
-      namedData,
-      kernelSlot,
+      kernelFile < 0 ? undefined : files[kernelFile],
+      kernelAt,
       node.weight,
       inFeatures,
       context,
@@ -72,20 +79,34 @@ export function checkAndKeyNodes(
       'weight',
     );
     const bias = node.bias;
-    const biasSlot = bias === undefined ? -1 : namedData.slotOf(bias);
+    let biasFile = -1;
+    let biasAt = -1;
     if (bias !== undefined) {
-      checkTensor(namedData, biasSlot, bias, outFeatures, context, index, 'bias');
+      const biasSlot = namedData.slotOf(bias);
+      biasFile = biasSlot < 0 ? -1 : (fileOfSlot[biasSlot] as number);
+      biasAt = biasSlot - (biasFile < 0 ? 0 : (firstSlot[biasFile] as number));
+      checkTensor(
+        biasFile < 0 ? undefined : files[biasFile],
+        biasAt,
+        bias,
+        outFeatures,
+        context,
+        index,
+        'bias',
+      );
     }
     features.set(node.output, outFeatures);
+    linearNodes++;
     if (keyed === null) {
       kernels[index] = node.weight;
       biases[index] = bias ?? null;
     } else {
-      kernels[index] = keyed.addSlot(kernelSlot);
-      biases[index] = bias === undefined ? null : keyed.addSlot(biasSlot);
+      kernels[index] = keyed.addAt(files[kernelFile] as SafetensorsFile, kernelAt);
+      biases[index] =
+        bias === undefined ? null : keyed.addAt(files[biasFile] as SafetensorsFile, biasAt);
     }
   }
-  return new NodeKeyColumns(kernels, biases);
+  return new NodeKeyColumns(kernels, biases, linearNodes);
 }
 
 /** Creates the method's fully-connected operators through `cache`, by node index. */
@@ -153,21 +174,21 @@ export function countCacheHits(operators: ReadonlyMap<number, FullyConnectedOper
 }
 
 /**
- * Checks the tensor in `slot` (-1: none) for a node: an f32/f16/bf16 tensor, a weight
- * [out, features] or a bias [features]. Returns its first size (a weight's out features).
+ * Checks tensor `at` of `file` (undefined: no file holds it) for a node: an f32/f16/bf16
+ * tensor, a weight [out, features] or a bias [features]. Returns its first size (a weight's
+ * out features).
  */
 function checkTensor(
-  namedData: SafetensorsNamedDataMap,
-  slot: number,
+  file: SafetensorsFile | undefined,
+  at: number,
   name: string,
   features: number,
   context: BackendInitContext,
   index: number,
   role: 'weight' | 'bias',
 ): number {
-  const table = slot < 0 ? null : namedData.fileAtSlot(slot).table;
-  const at = slot < 0 ? -1 : namedData.indexAtSlot(slot);
-  if (table === null || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
+  const table = file?.table;
+  if (table === undefined || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
     nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
   }
   const rank = table.ranks[at] as number;

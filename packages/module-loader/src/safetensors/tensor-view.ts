@@ -12,8 +12,9 @@ export class MappedTensorView implements TensorView {
   readonly dtype = 'f32' as const;
   /** Position of the tensor in `owner.table`. */
   readonly index: number;
+  /** Read by every user of a view (a cache hit included): a plain field, set at creation. */
+  readonly shape: readonly number[];
   #info: SafetensorsTensorInfo | undefined;
-  #shape: readonly number[] | null = null;
   #floats: Float32Array | null = null;
 
   constructor(
@@ -22,19 +23,14 @@ export class MappedTensorView implements TensorView {
     readonly owner: SafetensorsFile,
     index?: number,
   ) {
-    this.#info = info;
     this.index = index ?? owner.table.indexOf(name);
+    this.shape = info?.shape ?? owner.table.shapeOf(this.index);
+    this.#info = info;
   }
 
   get info(): SafetensorsTensorInfo {
     this.#info ??= this.owner.table.info(this.index);
     return this.#info;
-  }
-
-  get shape(): readonly number[] {
-    if (this.#info !== undefined) return this.#info.shape;
-    this.#shape ??= this.owner.table.shapeOf(this.index);
-    return this.#shape;
   }
 
   get data(): Float32Array {
