@@ -195,4 +195,36 @@ describe('linear node checks', () => {
       module.dispose();
     }
   });
+
+  test('a node that reads an older value than the one before it gets the features of that value', () => {
+    const { manifestPath, dir } = program();
+    // Node 2 reads x (16 features), not a0 (32): l1.weight [24, 32] no longer fits.
+    patchNode(manifestPath, 2, { input: 'x' });
+    expect(loadError(manifestPath, 'cache off', dir).message).toBe(
+      `${manifestPath}: methods.forward.graph[2].weight: weight "l1.weight" has shape [24, 32]; expected [out, 16]`,
+    );
+    // Node 4 reads h1 (24 features, before the gelu): fits, and runs.
+    patchNode(manifestPath, 2, { input: 'a0' });
+    patchNode(manifestPath, 4, { input: 'h1' });
+    const module = loadForward(manifestPath, 'heap cache', dir);
+    const [output] = module.execute('forward', [{ shape: [2, 16], data: new Float32Array(32) }]);
+    expect(output?.shape).toEqual([2, 8]);
+    module.dispose();
+  });
+
+  test('the first node may read any input, not only the last', () => {
+    const { manifestPath, dir } = program();
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    manifest.methods.forward.inputs.push({ name: 'y', features: 5 });
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const module = loadForward(manifestPath, 'cache off', dir);
+    const x = { shape: [1, 16] as [number, number], data: new Float32Array(16) };
+    const y = { shape: [1, 5] as [number, number], data: new Float32Array(5) };
+    expect(module.execute('forward', [x, y])[0]?.shape).toEqual([1, 8]);
+    module.dispose();
+    patchNode(manifestPath, 0, { input: 'y' });
+    expect(loadError(manifestPath, 'cache off', dir).message).toContain(
+      'weight "l0.weight" has shape [32, 16]; expected [out, 5]',
+    );
+  });
 });

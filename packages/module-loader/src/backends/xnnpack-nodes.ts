@@ -9,10 +9,11 @@ import {
   type XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
-import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
+import type { GraphMethodManifest, GraphNode, MethodInput } from '../program/manifest.js';
 import { FLOAT_DTYPES, type SafetensorsDtype } from '../safetensors/dtypes.js';
 import type { SafetensorsFile } from '../safetensors/file.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
+import type { TensorTable } from '../safetensors/tensor-table.js';
 import type { BackendInitContext } from './backend.js';
 import { NodeKeyColumns } from './node-keys.js';
 
@@ -52,8 +53,11 @@ export function checkAndKeyNodes(
   const graph = method.graph;
   const kernels = new Array<string | undefined>(graph.length);
   const biases = new Array<string | null>(graph.length);
-  const features = new Map<string, number>();
-  for (const input of method.inputs) features.set(input.name, input.features);
+  // Features of each node's output. A node that reads the value defined just before it (a
+  // chain) needs no look-up; a map of every value is made at the first one that does not.
+  const widths = new Int32Array(graph.length);
+  let features: Map<string, number> | null = null;
+  const lastInput = method.inputs[method.inputs.length - 1] as MethodInput;
   const namedData = context.program.namedData;
   // Tensor `slot` is tensor `slot - firstSlot[f]` of files[f], f = fileOfSlot[slot].
   const files = namedData.files;
@@ -61,9 +65,16 @@ export function checkAndKeyNodes(
   let linearNodes = 0;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
-    const inFeatures = features.get(node.input) as number;
+    let inFeatures: number;
+    if (node.input === (index === 0 ? lastInput.name : (graph[index - 1] as GraphNode).output)) {
+      inFeatures = index === 0 ? lastInput.features : (widths[index - 1] as number);
+    } else {
+      features ??= featuresBefore(method, widths, index);
+      inFeatures = features.get(node.input) as number;
+    }
     if (node.op !== 'linear') {
-      features.set(node.output, inFeatures);
+      widths[index] = inFeatures;
+      features?.set(node.output, inFeatures);
       continue;
     }
     const kernelSlot = namedData.slotOf(node.weight);
@@ -95,7 +106,8 @@ export function checkAndKeyNodes(
         'bias',
       );
     }
-    features.set(node.output, outFeatures);
+    widths[index] = outFeatures;
+    features?.set(node.output, outFeatures);
     linearNodes++;
     if (keyed === null) {
       kernels[index] = node.weight;
@@ -107,6 +119,20 @@ export function checkAndKeyNodes(
     }
   }
   return new NodeKeyColumns(kernels, biases, linearNodes);
+}
+
+/** Features of the method's inputs and of the outputs of the nodes before `end`, by name. */
+function featuresBefore(
+  method: GraphMethodManifest,
+  widths: Int32Array,
+  end: number,
+): Map<string, number> {
+  const features = new Map<string, number>();
+  for (const input of method.inputs) features.set(input.name, input.features);
+  for (let index = 0; index < end; index++) {
+    features.set((method.graph[index] as GraphNode).output, widths[index] as number);
+  }
+  return features;
 }
 
 /** Creates the method's fully-connected operators through `cache`, by node index. */
@@ -176,7 +202,8 @@ export function countCacheHits(operators: ReadonlyMap<number, FullyConnectedOper
 /**
  * Checks tensor `at` of `file` (undefined: no file holds it) for a node: an f32/f16/bf16
  * tensor, a weight [out, features] or a bias [features]. Returns its first size (a weight's
- * out features).
+ * out features). Small enough to be inlined into the node loop: the message of a refusal is
+ * written by tensorProblem.
  */
 function checkTensor(
   file: SafetensorsFile | undefined,
@@ -189,7 +216,7 @@ function checkTensor(
 ): number {
   const table = file?.table;
   if (table === undefined || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
-    nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
+    return tensorProblem(undefined, at, name, features, context, index, role);
   }
   const rank = table.ranks[at] as number;
   const start = table.shapeStarts[at] as number;
@@ -198,16 +225,30 @@ function checkTensor(
     role === 'weight'
       ? rank === 2 && table.dims[start + 1] === features
       : rank === 1 && first === features;
-  if (!fits) {
-    const expected = role === 'weight' ? `[out, ${features}]` : `[${features}]`;
-    nodeProblem(
-      context,
-      index,
-      role,
-      `${role} "${name}" has shape [${table.shapeOf(at).join(', ')}]; expected ${expected}`,
-    );
-  }
+  if (!fits) return tensorProblem(table, at, name, features, context, index, role);
   return first;
+}
+
+/** The refusal of a tensor checkTensor found missing (`table` undefined) or ill-shaped. */
+function tensorProblem(
+  table: TensorTable | undefined,
+  at: number,
+  name: string,
+  features: number,
+  context: BackendInitContext,
+  index: number,
+  role: 'weight' | 'bias',
+): never {
+  if (table === undefined) {
+    return nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
+  }
+  const expected = role === 'weight' ? `[out, ${features}]` : `[${features}]`;
+  return nodeProblem(
+    context,
+    index,
+    role,
+    `${role} "${name}" has shape [${table.shapeOf(at).join(', ')}]; expected ${expected}`,
+  );
 }
 
 /** A node whose tensors do not fit: the field path is built only here, on failure. */
