@@ -2,7 +2,8 @@
 // a cold build (reserve, zero-fill, pack, insert into a fresh cache) and a hot build (a
 // second runtime on a cache that holds every entry: all hits). 128x128 layers show the
 // packing path; 8x8 layers, whose bytes cost next to nothing, show the per-layer overhead.
-// Prints CPU microseconds per layer (medians of interleaved rounds); asserts nothing.
+// Prints CPU microseconds per layer (medians of interleaved rounds); asserts nothing. Tensor
+// names are hex SHA-256 digests, like the module loader's content names.
 //
 // Run: npx tsx --conditions=memlayer-source bench/operator-overhead.ts [other/src/index.ts ...]
 // Extra arguments are other source trees of this package, measured in the same process with
@@ -11,6 +12,7 @@
 //   ln -s $PWD/node_modules /tmp/before/packages/xnnpack-cache/node_modules
 //   npx tsx --conditions=memlayer-source bench/operator-overhead.ts \
 //     /tmp/before/packages/xnnpack-cache/src/index.ts
+import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { fill } from './fill.js';
 
@@ -24,11 +26,13 @@ const sources = [here, ...process.argv.slice(2)];
 const libs: Lib[] = [];
 for (const source of sources) libs.push((await import(pathToFileURL(source).href)) as Lib);
 
-// Names as the module loader gives them: 64-hex-digit content digests, made once (a
-// manifest's strings), so the bench measures look-ups, not string building.
-const digest = (i: number, tag: string) => `${tag}${i.toString(16)}`.padStart(64, '0');
-const KERNELS = Array.from({ length: LAYERS }, (_, i) => digest(i, 'a'));
-const BIASES = Array.from({ length: LAYERS }, (_, i) => digest(i, 'b'));
+// Names as the module loader gives them: the hex SHA-256 of a tensor (here of its tag and
+// layer index), made once (a manifest's strings), so the bench measures look-ups, not
+// string building. Digests differ from their first characters on, as users' names do:
+// counters padded with zeros would share long prefixes and make every string compare slow.
+const digest = (i: number, tag: string) => createHash('sha256').update(`${tag}${i}`).digest('hex');
+const KERNELS = Array.from({ length: LAYERS }, (_, i) => digest(i, 'kernel'));
+const BIASES = Array.from({ length: LAYERS }, (_, i) => digest(i, 'bias'));
 
 function modelFor(lib: Lib, dim: number) {
   const map = new lib.InMemoryNamedDataMap();

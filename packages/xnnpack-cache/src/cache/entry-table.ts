@@ -6,30 +6,54 @@ import type { LookUpKey } from './provider.js';
 
 const IN_CURRENT_RUNTIME = 1;
 const FROM_LOAD = 2;
+/** The row its name maps to (not superseded by a repack, not deleted). */
+const CURRENT = 4;
 /** lastUsed of an entry never looked up or inserted in this process (loaded without a tick). */
 const NO_TICK = -1;
+/** #hint after a miss: no row is tried before the map. */
+const NO_HINT = -1;
 /** rowOf for a name without an entry. */
 export const NO_ROW = -1;
 
+// A row's numbers, at these places of its stride in #numbers.
+const OFFSET = 0;
+const DATA_SIZE = 1;
+const REF_COUNT = 2;
+const FLAGS = 3;
+const SEED = 4;
+const FINGERPRINT = 5;
+const LAST_USED = 6;
+const STRIDE = 7;
+const FIRST_CAPACITY = 64;
+
 /**
  * The named entries of a cache (ExecuTorch's PackedDataMeta per name) as columns: a name
- * maps to a row, a row's fields live in plain arrays. A warm start loads thousands of
- * entries and keeps them all: one map slot per entry instead of one object.
+ * maps to a row, a row's numbers live in one Float64Array (offset, size, seed... all exact
+ * integers below 2^53), its name and layout in two arrays. A warm start loads thousands of
+ * entries and keeps them all: one map slot per entry instead of one object, and an add
+ * stores numbers instead of pushing onto seven arrays whose element kinds vary.
  * A repack of a name appends a row; the name then maps to the new one.
  */
 export class EntryTable {
   readonly #rows = new Map<string, number>();
-  #offset: number[] = [];
-  #dataSize: number[] = [];
-  #refCount: number[] = [];
-  #flags: number[] = [];
-  #seed: number[] = [];
-  #fingerprint: number[] = [];
+  /** Row → entry name, so a look-up can check the hinted row by one compare. */
+  #names: string[] = [];
+  /** The row after the last one `find` found: where a start repeating an earlier one looks next. */
+  #hint = 0;
+  /** Counts adds and deletes: a miss stays a miss while it is unchanged. */
+  #changes = 0;
+  /** Rows added (superseded and deleted ones included: rows are never reused). */
+  #count = 0;
+  #numbers = new Float64Array(FIRST_CAPACITY * STRIDE);
   #layout: Array<PackingLayout | undefined> = [];
-  #lastUsed: number[] = [];
 
   get size(): number {
     return this.#rows.size;
+  }
+
+  /** Changes with every add and delete (and clear). */
+  get changes(): number {
+    return this.#changes;
   }
 
   rowOf(name: string): number {
@@ -40,7 +64,37 @@ export class EntryTable {
     return this.#rows.has(name);
   }
 
-  /** Adds (or replaces) the entry of `name`; `lastUsed` < 0 means no tick yet. */
+  /**
+   * rowOf for a look-up: first tries the row after the last one found. A warm start of the
+   * same program looks its entries up in the order the cold start inserted (and saved)
+   * them, so a fresh name usually meets its row by one string compare, without being
+   * hashed for the map.
+   */
+  find(name: string): number {
+    const hint = this.#hint;
+    if (
+      hint >= 0 &&
+      hint < this.#count &&
+      ((this.#numbers[hint * STRIDE + FLAGS] as number) & CURRENT) !== 0 &&
+      this.#names[hint] === name
+    ) {
+      this.#hint = hint + 1;
+      return hint;
+    }
+    const row = this.#rows.get(name);
+    if (row === undefined) {
+      // A cold start misses every name: compare none with a row until the map finds one.
+      this.#hint = NO_HINT;
+      return NO_ROW;
+    }
+    this.#hint = row + 1;
+    return row;
+  }
+
+  /**
+   * Adds (or replaces) the entry of `name`; `lastUsed` < 0 means no tick yet. `replaced` is
+   * the name's current row when the caller knows it (a repack), else NO_ROW.
+   */
   add(
     name: string,
     offset: number,
@@ -52,42 +106,77 @@ export class EntryTable {
     fromLoad: boolean,
     inCurrentRuntime: boolean,
     lastUsed: number,
+    replaced: number,
   ): number {
-    const row = this.#offset.length;
-    this.#offset.push(offset);
-    this.#dataSize.push(dataSize);
-    this.#refCount.push(refCount);
-    this.#flags.push((fromLoad ? FROM_LOAD : 0) | (inCurrentRuntime ? IN_CURRENT_RUNTIME : 0));
-    this.#seed.push(seed);
-    this.#fingerprint.push(fingerprint);
+    const row = this.#count++;
+    this.#changes++;
+    let numbers = this.#numbers;
+    const at = row * STRIDE;
+    if (at === numbers.length) {
+      const grown = new Float64Array(numbers.length * 2);
+      grown.set(numbers);
+      this.#numbers = numbers = grown;
+    }
+    numbers[at + OFFSET] = offset;
+    numbers[at + DATA_SIZE] = dataSize;
+    numbers[at + REF_COUNT] = refCount;
+    numbers[at + FLAGS] =
+      CURRENT | (fromLoad ? FROM_LOAD : 0) | (inCurrentRuntime ? IN_CURRENT_RUNTIME : 0);
+    numbers[at + SEED] = seed;
+    numbers[at + FINGERPRINT] = fingerprint;
+    numbers[at + LAST_USED] = lastUsed < 0 ? NO_TICK : lastUsed;
+    this.#names.push(name);
     this.#layout.push(layout);
-    this.#lastUsed.push(lastUsed < 0 ? NO_TICK : lastUsed);
-    this.#rows.set(name, row);
+    const rows = this.#rows;
+    const before = rows.size;
+    rows.set(name, row);
+    if (replaced !== NO_ROW) this.#notCurrent(replaced);
+    else if (rows.size === before) this.#supersededBy(name, row);
     return row;
+  }
+
+  /** A name added again without its old row given (a storage listing it twice): rare, so a scan. */
+  #supersededBy(name: string, row: number): void {
+    const names = this.#names;
+    for (let i = 0; i < row; i++) if (names[i] === name) this.#notCurrent(i);
+  }
+
+  #notCurrent(row: number): void {
+    this.#setFlags(row, this.#flags(row) & ~CURRENT);
+  }
+
+  #flags(row: number): number {
+    return this.#numbers[row * STRIDE + FLAGS] as number;
+  }
+
+  #setFlags(row: number, flags: number): void {
+    this.#numbers[row * STRIDE + FLAGS] = flags;
   }
 
   delete(name: string): void {
     const row = this.#rows.get(name);
     if (row === undefined) return;
     this.#rows.delete(name);
+    this.#changes++;
+    this.#notCurrent(row);
     // The row stays allocated (rows are never reused); drop what it references.
     this.#layout[row] = undefined;
   }
 
   offset(row: number): number {
-    return this.#offset[row] as number;
+    return this.#numbers[row * STRIDE + OFFSET] as number;
   }
 
   dataSize(row: number): number {
-    return this.#dataSize[row] as number;
+    return this.#numbers[row * STRIDE + DATA_SIZE] as number;
   }
 
   seed(row: number): number {
-    return this.#seed[row] as number;
+    return this.#numbers[row * STRIDE + SEED] as number;
   }
 
   fingerprint(row: number): number {
-    return this.#fingerprint[row] as number;
+    return this.#numbers[row * STRIDE + FINGERPRINT] as number;
   }
 
   layout(row: number): PackingLayout | undefined {
@@ -95,40 +184,40 @@ export class EntryTable {
   }
 
   refCount(row: number): number {
-    return this.#refCount[row] as number;
+    return this.#numbers[row * STRIDE + REF_COUNT] as number;
   }
 
   setRefCount(row: number, refCount: number): void {
-    this.#refCount[row] = refCount;
+    this.#numbers[row * STRIDE + REF_COUNT] = refCount;
   }
 
   inCurrentRuntime(row: number): boolean {
-    return ((this.#flags[row] as number) & IN_CURRENT_RUNTIME) !== 0;
+    return (this.#flags(row) & IN_CURRENT_RUNTIME) !== 0;
   }
 
   setInCurrentRuntime(row: number, value: boolean): void {
-    const flags = this.#flags[row] as number;
-    this.#flags[row] = value ? flags | IN_CURRENT_RUNTIME : flags & ~IN_CURRENT_RUNTIME;
+    const flags = this.#flags(row);
+    this.#setFlags(row, value ? flags | IN_CURRENT_RUNTIME : flags & ~IN_CURRENT_RUNTIME);
   }
 
   fromLoad(row: number): boolean {
-    return ((this.#flags[row] as number) & FROM_LOAD) !== 0;
+    return (this.#flags(row) & FROM_LOAD) !== 0;
   }
 
   setFromLoad(row: number): void {
-    this.#flags[row] = (this.#flags[row] as number) | FROM_LOAD;
+    this.#setFlags(row, this.#flags(row) | FROM_LOAD);
   }
 
   /** Tick of the last look-up hit or insert, or undefined when there was none. */
   lastUsed(row: number): number | undefined {
-    const tick = this.#lastUsed[row] as number;
+    const tick = this.#numbers[row * STRIDE + LAST_USED] as number;
     return tick === NO_TICK ? undefined : tick;
   }
 
   /** Marks the entry used by the build in progress at `tick`. */
   use(row: number, tick: number): void {
-    this.#flags[row] = (this.#flags[row] as number) | IN_CURRENT_RUNTIME;
-    this.#lastUsed[row] = tick;
+    this.#setFlags(row, this.#flags(row) | IN_CURRENT_RUNTIME);
+    this.#numbers[row * STRIDE + LAST_USED] = tick;
   }
 
   /**
@@ -139,11 +228,15 @@ export class EntryTable {
    * shape numbers, so [96, 32] and [112, 48] share one.
    */
   match(row: number, key: LookUpKey): Found {
-    const fingerprint = this.#fingerprint[row] as number;
-    if (this.#seed[row] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
+    const numbers = this.#numbers;
+    const at = row * STRIDE;
+    const fingerprint = numbers[at + FINGERPRINT] as number;
+    if (numbers[at + SEED] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
       return STALE_SEED;
     }
-    if (key.packedSize !== undefined && this.#dataSize[row] !== key.packedSize) return STALE_LAYOUT;
+    if (key.packedSize !== undefined && numbers[at + DATA_SIZE] !== key.packedSize) {
+      return STALE_LAYOUT;
+    }
     const layout = this.#layout[row];
     if (key.layout !== undefined && layout !== undefined && !layoutsEqual(layout, key.layout)) {
       return STALE_LAYOUT;
@@ -184,11 +277,13 @@ export class EntryTable {
    */
   takeReferences(): string[] {
     const names: string[] = [];
+    const numbers = this.#numbers;
     this.#rows.forEach((row, name) => {
-      const flags = this.#flags[row] as number;
+      const at = row * STRIDE;
+      const flags = numbers[at + FLAGS] as number;
       if ((flags & IN_CURRENT_RUNTIME) === 0) return;
-      this.#refCount[row] = (this.#refCount[row] as number) + 1;
-      this.#flags[row] = flags & ~IN_CURRENT_RUNTIME;
+      numbers[at + REF_COUNT] = (numbers[at + REF_COUNT] as number) + 1;
+      numbers[at + FLAGS] = flags & ~IN_CURRENT_RUNTIME;
       names.push(name);
     });
     return names;
@@ -246,13 +341,11 @@ export class EntryTable {
 
   clear(): void {
     this.#rows.clear();
-    this.#offset = [];
-    this.#dataSize = [];
-    this.#refCount = [];
-    this.#flags = [];
-    this.#seed = [];
-    this.#fingerprint = [];
+    this.#names = [];
+    this.#hint = 0;
+    this.#changes++;
+    this.#count = 0;
+    this.#numbers = new Float64Array(FIRST_CAPACITY * STRIDE);
     this.#layout = [];
-    this.#lastUsed = [];
   }
 }

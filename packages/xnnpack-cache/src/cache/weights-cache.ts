@@ -59,6 +59,11 @@ export class XNNWeightsCache implements WeightsCacheProvider {
   #foundName = '';
   /** Row of the named entry the last #find saw, or NO_ROW. */
   #foundRow = NO_ROW;
+  /** The tensor names of the last named miss, and the entry table's changes count then. */
+  #missKernel: string | undefined = undefined;
+  #missBias: string | undefined = undefined;
+  #missName = '';
+  #missChanges = -1;
   #tick = 0;
   #hits = 0;
   #misses = 0;
@@ -202,6 +207,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       false,
       true,
       ++this.#tick,
+      foundRow,
     );
     this.#storage.seal?.(region, size);
     return offset;
@@ -407,12 +413,29 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     }
     this.#lastLookUpUnnamed = false;
     const biasName = key.bias === null ? undefined : this.#views.nameOf(key.bias);
+    const entries = this.#entries;
+    // A miss's lookUp and the lookUpOrInsert after it ask for the same pair: compare the
+    // (flat) tensor names rather than probe the map again with the concatenation.
+    if (
+      kernelName === this.#missKernel &&
+      biasName === this.#missBias &&
+      entries.changes === this.#missChanges
+    ) {
+      this.#foundName = this.#missName;
+      return MISS;
+    }
     const name = biasName === undefined ? kernelName : this.#entryNames.of(kernelName, biasName);
     this.#foundName = name;
-    const row = this.#entries.rowOf(name);
-    if (row === NO_ROW) return MISS;
+    const row = entries.find(name);
+    if (row === NO_ROW) {
+      this.#missKernel = kernelName;
+      this.#missBias = biasName;
+      this.#missName = name;
+      this.#missChanges = entries.changes;
+      return MISS;
+    }
     this.#foundRow = row;
-    return this.#entries.match(row, key);
+    return entries.match(row, key);
   }
 
   /**
@@ -453,6 +476,7 @@ export class XNNWeightsCache implements WeightsCacheProvider {
       true,
       false,
       entry.lastUsed ?? -1,
+      NO_ROW,
     );
   }
 
