@@ -15,23 +15,10 @@ const NO_HINT = -1;
 /** rowOf for a name without an entry. */
 export const NO_ROW = -1;
 
-// A row's numbers, at these places of its stride in #numbers.
-const OFFSET = 0;
-const DATA_SIZE = 1;
-const REF_COUNT = 2;
-const FLAGS = 3;
-const SEED = 4;
-const FINGERPRINT = 5;
-const LAST_USED = 6;
-const STRIDE = 7;
-const FIRST_CAPACITY = 64;
-
 /**
  * The named entries of a cache (ExecuTorch's PackedDataMeta per name) as columns: a name
- * maps to a row, a row's numbers live in one Float64Array (offset, size, seed... all exact
- * integers below 2^53), its name and layout in two arrays. A warm start loads thousands of
- * entries and keeps them all: one map slot per entry instead of one object, and an add
- * stores numbers instead of pushing onto seven arrays whose element kinds vary.
+ * maps to a row, a row's fields live in plain arrays. A warm start loads thousands of
+ * entries and keeps them all: one map slot per entry instead of one object.
  * A repack of a name appends a row; the name then maps to the new one.
  */
 export class EntryTable {
@@ -42,10 +29,14 @@ export class EntryTable {
   #hint = 0;
   /** Counts adds and deletes: a miss stays a miss while it is unchanged. */
   #changes = 0;
-  /** Rows added (superseded and deleted ones included: rows are never reused). */
-  #count = 0;
-  #numbers = new Float64Array(FIRST_CAPACITY * STRIDE);
+  #offset: number[] = [];
+  #dataSize: number[] = [];
+  #refCount: number[] = [];
+  #flags: number[] = [];
+  #seed: number[] = [];
+  #fingerprint: number[] = [];
   #layout: Array<PackingLayout | undefined> = [];
+  #lastUsed: number[] = [];
 
   get size(): number {
     return this.#rows.size;
@@ -74,8 +65,8 @@ export class EntryTable {
     const hint = this.#hint;
     if (
       hint >= 0 &&
-      hint < this.#count &&
-      ((this.#numbers[hint * STRIDE + FLAGS] as number) & CURRENT) !== 0 &&
+      hint < this.#names.length &&
+      ((this.#flags[hint] as number) & CURRENT) !== 0 &&
       this.#names[hint] === name
     ) {
       this.#hint = hint + 1;
@@ -108,25 +99,19 @@ export class EntryTable {
     lastUsed: number,
     replaced: number,
   ): number {
-    const row = this.#count++;
+    const row = this.#offset.length;
     this.#changes++;
-    let numbers = this.#numbers;
-    const at = row * STRIDE;
-    if (at === numbers.length) {
-      const grown = new Float64Array(numbers.length * 2);
-      grown.set(numbers);
-      this.#numbers = numbers = grown;
-    }
-    numbers[at + OFFSET] = offset;
-    numbers[at + DATA_SIZE] = dataSize;
-    numbers[at + REF_COUNT] = refCount;
-    numbers[at + FLAGS] =
-      CURRENT | (fromLoad ? FROM_LOAD : 0) | (inCurrentRuntime ? IN_CURRENT_RUNTIME : 0);
-    numbers[at + SEED] = seed;
-    numbers[at + FINGERPRINT] = fingerprint;
-    numbers[at + LAST_USED] = lastUsed < 0 ? NO_TICK : lastUsed;
     this.#names.push(name);
+    this.#offset.push(offset);
+    this.#dataSize.push(dataSize);
+    this.#refCount.push(refCount);
+    this.#flags.push(
+      CURRENT | (fromLoad ? FROM_LOAD : 0) | (inCurrentRuntime ? IN_CURRENT_RUNTIME : 0),
+    );
+    this.#seed.push(seed);
+    this.#fingerprint.push(fingerprint);
     this.#layout.push(layout);
+    this.#lastUsed.push(lastUsed < 0 ? NO_TICK : lastUsed);
     const rows = this.#rows;
     const before = rows.size;
     rows.set(name, row);
@@ -142,15 +127,7 @@ export class EntryTable {
   }
 
   #notCurrent(row: number): void {
-    this.#setFlags(row, this.#flags(row) & ~CURRENT);
-  }
-
-  #flags(row: number): number {
-    return this.#numbers[row * STRIDE + FLAGS] as number;
-  }
-
-  #setFlags(row: number, flags: number): void {
-    this.#numbers[row * STRIDE + FLAGS] = flags;
+    this.#flags[row] = (this.#flags[row] as number) & ~CURRENT;
   }
 
   delete(name: string): void {
@@ -164,19 +141,19 @@ export class EntryTable {
   }
 
   offset(row: number): number {
-    return this.#numbers[row * STRIDE + OFFSET] as number;
+    return this.#offset[row] as number;
   }
 
   dataSize(row: number): number {
-    return this.#numbers[row * STRIDE + DATA_SIZE] as number;
+    return this.#dataSize[row] as number;
   }
 
   seed(row: number): number {
-    return this.#numbers[row * STRIDE + SEED] as number;
+    return this.#seed[row] as number;
   }
 
   fingerprint(row: number): number {
-    return this.#numbers[row * STRIDE + FINGERPRINT] as number;
+    return this.#fingerprint[row] as number;
   }
 
   layout(row: number): PackingLayout | undefined {
@@ -184,40 +161,40 @@ export class EntryTable {
   }
 
   refCount(row: number): number {
-    return this.#numbers[row * STRIDE + REF_COUNT] as number;
+    return this.#refCount[row] as number;
   }
 
   setRefCount(row: number, refCount: number): void {
-    this.#numbers[row * STRIDE + REF_COUNT] = refCount;
+    this.#refCount[row] = refCount;
   }
 
   inCurrentRuntime(row: number): boolean {
-    return (this.#flags(row) & IN_CURRENT_RUNTIME) !== 0;
+    return ((this.#flags[row] as number) & IN_CURRENT_RUNTIME) !== 0;
   }
 
   setInCurrentRuntime(row: number, value: boolean): void {
-    const flags = this.#flags(row);
-    this.#setFlags(row, value ? flags | IN_CURRENT_RUNTIME : flags & ~IN_CURRENT_RUNTIME);
+    const flags = this.#flags[row] as number;
+    this.#flags[row] = value ? flags | IN_CURRENT_RUNTIME : flags & ~IN_CURRENT_RUNTIME;
   }
 
   fromLoad(row: number): boolean {
-    return (this.#flags(row) & FROM_LOAD) !== 0;
+    return ((this.#flags[row] as number) & FROM_LOAD) !== 0;
   }
 
   setFromLoad(row: number): void {
-    this.#setFlags(row, this.#flags(row) | FROM_LOAD);
+    this.#flags[row] = (this.#flags[row] as number) | FROM_LOAD;
   }
 
   /** Tick of the last look-up hit or insert, or undefined when there was none. */
   lastUsed(row: number): number | undefined {
-    const tick = this.#numbers[row * STRIDE + LAST_USED] as number;
+    const tick = this.#lastUsed[row] as number;
     return tick === NO_TICK ? undefined : tick;
   }
 
   /** Marks the entry used by the build in progress at `tick`. */
   use(row: number, tick: number): void {
-    this.#setFlags(row, this.#flags(row) | IN_CURRENT_RUNTIME);
-    this.#numbers[row * STRIDE + LAST_USED] = tick;
+    this.#flags[row] = (this.#flags[row] as number) | IN_CURRENT_RUNTIME;
+    this.#lastUsed[row] = tick;
   }
 
   /**
@@ -228,15 +205,11 @@ export class EntryTable {
    * shape numbers, so [96, 32] and [112, 48] share one.
    */
   match(row: number, key: LookUpKey): Found {
-    const numbers = this.#numbers;
-    const at = row * STRIDE;
-    const fingerprint = numbers[at + FINGERPRINT] as number;
-    if (numbers[at + SEED] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
+    const fingerprint = this.#fingerprint[row] as number;
+    if (this.#seed[row] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
       return STALE_SEED;
     }
-    if (key.packedSize !== undefined && numbers[at + DATA_SIZE] !== key.packedSize) {
-      return STALE_LAYOUT;
-    }
+    if (key.packedSize !== undefined && this.#dataSize[row] !== key.packedSize) return STALE_LAYOUT;
     const layout = this.#layout[row];
     if (key.layout !== undefined && layout !== undefined && !layoutsEqual(layout, key.layout)) {
       return STALE_LAYOUT;
@@ -277,13 +250,11 @@ export class EntryTable {
    */
   takeReferences(): string[] {
     const names: string[] = [];
-    const numbers = this.#numbers;
     this.#rows.forEach((row, name) => {
-      const at = row * STRIDE;
-      const flags = numbers[at + FLAGS] as number;
+      const flags = this.#flags[row] as number;
       if ((flags & IN_CURRENT_RUNTIME) === 0) return;
-      numbers[at + REF_COUNT] = (numbers[at + REF_COUNT] as number) + 1;
-      numbers[at + FLAGS] = flags & ~IN_CURRENT_RUNTIME;
+      this.#refCount[row] = (this.#refCount[row] as number) + 1;
+      this.#flags[row] = flags & ~IN_CURRENT_RUNTIME;
       names.push(name);
     });
     return names;
@@ -344,8 +315,13 @@ export class EntryTable {
     this.#names = [];
     this.#hint = 0;
     this.#changes++;
-    this.#count = 0;
-    this.#numbers = new Float64Array(FIRST_CAPACITY * STRIDE);
+    this.#offset = [];
+    this.#dataSize = [];
+    this.#refCount = [];
+    this.#flags = [];
+    this.#seed = [];
+    this.#fingerprint = [];
     this.#layout = [];
+    this.#lastUsed = [];
   }
 }
