@@ -99,17 +99,8 @@ function operatorTypeFor(options: FullyConnectedOptions): number {
     options.xnnpackRevision === undefined
       ? (options.cache.xnnpackRevision ?? DEFAULT_XNNPACK_REVISION)
       : assertXnnpackRevision(options.xnnpackRevision, 'xnnpackRevision');
-  // A model creates all its operators for one revision: remember the last one rather than
-  // index the table by a string key per operator.
-  if (revision !== lastRevision) {
-    lastOperatorType = XNNPACK_REVISIONS[revision].fullyConnectedNcF32;
-    lastRevision = revision;
-  }
-  return lastOperatorType;
+  return XNNPACK_REVISIONS[revision].fullyConnectedNcF32;
 }
-
-let lastRevision: XnnpackRevision = DEFAULT_XNNPACK_REVISION;
-let lastOperatorType: number = XNNPACK_REVISIONS[DEFAULT_XNNPACK_REVISION].fullyConnectedNcF32;
 
 /**
  * Creates a fully-connected operator through the weights-cache provider, in the order
