@@ -104,11 +104,6 @@ export class SafetensorsFile {
     return file;
   }
 
-  /** Whether close() was called. */
-  get isClosed(): boolean {
-    return this.#closed;
-  }
-
   /** Whether the tensor table is known (from a record or the header). */
   get isKnown(): boolean {
     return this.#known !== null;
@@ -161,12 +156,20 @@ export class SafetensorsFile {
   viewAt(index: number): MappedTensorView | undefined {
     const cached = this.#views[index];
     if (cached !== undefined) return cached;
+    const view = this.freshViewAt(index);
+    if (view !== undefined) this.#views[index] = view;
+    return view;
+  }
+
+  /**
+   * A new view of the tensor at `index`, kept by nobody here (a caller that holds views for
+   * a short time), or undefined when it is not a float tensor or the file is closed.
+   */
+  freshViewAt(index: number): MappedTensorView | undefined {
     const table = this.table;
     if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsTensorInfo['dtype']) || this.#closed)
       return undefined;
-    const view = new MappedTensorView(table.names[index] as string, undefined, this, index);
-    this.#views[index] = view;
-    return view;
+    return new MappedTensorView(table.names[index] as string, undefined, this, index);
   }
 
   /** The name the weights cache knows this tensor by: its digest (+ dtype when widened). */

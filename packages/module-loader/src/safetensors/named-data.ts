@@ -1,6 +1,5 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
-import { FLOAT_DTYPES, type SafetensorsDtype } from './dtypes.js';
 import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
 import type { KnownFile, KnownFileSource } from './known-files.js';
@@ -205,14 +204,7 @@ export class ContentKeyedDataMap implements NamedDataMap {
       at = found;
     }
     this.#next = at + 1;
-    // A fresh view (undefined when not a float tensor or its file was closed).
-    const file = this.#files[at] as SafetensorsFile;
-    const index = this.#indices[at] as number;
-    const table = file.table;
-    if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsDtype) || file.isClosed) {
-      return undefined;
-    }
-    return new MappedTensorView(table.names[index] as string, undefined, file, index);
+    return (this.#files[at] as SafetensorsFile).freshViewAt(this.#indices[at] as number);
   }
 
   names(): Iterable<string> {
