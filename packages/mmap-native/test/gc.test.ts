@@ -44,3 +44,33 @@ describe.skipIf(process.platform !== 'linux')('GC safety net (posix)', () => {
     expect(lastJson(result)).toEqual({ exitCode: 0, fromWorker: 1, onDisk: [1, 2] });
   });
 });
+
+interface ExternalReport {
+  length: number;
+  firstMapping: number;
+  closeCycles: number;
+  mappingAgain: number;
+  heapBuffers: number;
+}
+
+describe.skipIf(process.platform !== 'linux')('mapped pages and V8 garbage collection', () => {
+  const { dir, cleanup } = makeTempDir();
+  afterAll(cleanup);
+
+  it('mapping 240 MiB starts no full collection, before or after closing mappings', async () => {
+    const result = await runNodeFixture('external-memory.ts', [join(dir, 'external.bin')], {
+      nodeFlags: ['--expose-gc'],
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const report = lastJson<ExternalReport>(result);
+    expect(report.length).toBe(240 * 1024 * 1024);
+    // Counted as external memory, 240 MiB would start one at every 64 MiB (V8's soft limit).
+    expect(report.firstMapping).toBe(0);
+    // Closing gives back what mapping took, once: the count does not creep up.
+    expect(report.closeCycles).toBe(0);
+    expect(report.mappingAgain).toBe(0);
+    // The control: the same bytes as heap ArrayBuffers do start full collections.
+    expect(report.heapBuffers).toBeGreaterThan(0);
+  });
+});

@@ -51,7 +51,7 @@ export interface FileStorageOptions {
    * to the heap ('over-budget'), and close() compacts away least recently used entries.
    */
   readonly maxFileBytes?: number | null;
-  /** Span of one load mapping (default 1 GiB); an entry never crosses one. */
+  /** Span of one load mapping (default 32 MiB); an entry never crosses one. */
   readonly loadWindowBytes?: number;
 }
 

@@ -5,11 +5,14 @@ import { PACKED_ALLOCATION_ALIGNMENT } from '../alignment.js';
 import type { CacheFile } from './cache-file.js';
 
 /**
- * Default span of one load mapping. Node 20 caps one ArrayBuffer (so one mapping) at 4 GiB;
- * 1 GiB windows keep a 5 GiB cache to a handful of mappings (few external ArrayBuffers for
- * V8 to track) without asking for one huge contiguous range of address space.
+ * Default span of one load mapping. V8 starts a full garbage collection when its external
+ * memory count grows by 64 MiB; mmap-native keeps mappings out of that count, which V8
+ * allows only for buffers under 64 MiB (it checks as it adds). 32 MiB windows leave the
+ * other half for the process's own buffers: a warm start of any size then runs no
+ * collection for its mappings (one per GiB mapped with 1 GiB windows), at the price of an
+ * mmap call per 32 MiB. Node 20 caps one mapping at 4 GiB anyway.
  */
-export const DEFAULT_LOAD_WINDOW_BYTES = 1 << 30;
+export const DEFAULT_LOAD_WINDOW_BYTES = 32 << 20;
 
 /** The largest single mapping this runtime can hand out as one ArrayBuffer. */
 export const MAX_MAPPING_BYTES = bufferConstants.MAX_LENGTH;

@@ -13,11 +13,32 @@ namespace mmap_native {
 
 namespace {
 
+// V8 counts an ArrayBuffer's length as external memory and starts a full garbage collection
+// each time that count grows 64 MiB past its low mark, so mapping a cache used to cost a
+// collection per 64 MiB mapped. Mapped pages are page cache the kernel reclaims (or freed
+// by unmap), not memory a collection gives back: each mapping's length is taken off the
+// count just before V8 adds it (afterwards is too late, V8 checks as it adds) and given back
+// once V8 has taken it off again (detach at unmap, or the buffer freed).
+void UncountMapping(napi_env env, Region& region, size_t length) {
+  int64_t total = 0;
+  if (napi_adjust_external_memory(env, -static_cast<int64_t>(length), &total) == napi_ok) {
+    region.uncounted_bytes = length;
+  }
+}
+
+void RecountMapping(napi_env env, Region& region) {
+  if (region.uncounted_bytes == 0) return;
+  int64_t total = 0;
+  napi_adjust_external_memory(env, static_cast<int64_t>(region.uncounted_bytes), &total);
+  region.uncounted_bytes = 0;
+}
+
 // Finalizer of the external ArrayBuffer: runs on the JS thread once V8 has freed the
 // backing store (the mapping was dropped without unmap(), or after unmap() detached it).
-void FinalizeRegion(napi_env /*env*/, void* /*data*/, void* hint) {
+void FinalizeRegion(napi_env env, void* /*data*/, void* hint) {
   auto* holder = static_cast<RegionRef*>(hint);
   Region& region = **holder;
+  RecountMapping(env, region);
   if (!region.unmapped) {
     region.unmapped = true;
     sys::Unmap(region.base, region.mapped_length);
@@ -50,9 +71,11 @@ Napi::Value Mapping::Create(Napi::Env env, void* base, size_t mapped_length, siz
 
   auto* holder = new RegionRef(region.Share());
   napi_value raw_buffer = nullptr;
+  UncountMapping(env, *region, length);
   napi_status status = napi_create_external_arraybuffer(
       env, region->base + delta, length, FinalizeRegion, holder, &raw_buffer);
   if (status != napi_ok) {
+    RecountMapping(env, *region);
     if (status == napi_no_external_buffers_allowed) {
       // Nothing was created, so the finalizer will never run.
       delete holder;
@@ -205,6 +228,7 @@ Napi::Value Mapping::Unmap(const Napi::CallbackInfo& info) {
     }
     return env.Undefined();
   }
+  RecountMapping(env, *region_);
   region_->unmapped = true;
   int err = sys::Unmap(region_->base, region_->mapped_length);
   region_.reset();

@@ -19,6 +19,7 @@ struct Region {
   uint8_t* base = nullptr;   // page-aligned address returned by mmap
   size_t mapped_length = 0;  // length given to mmap
   bool unmapped = false;     // only touched on the JS thread
+  size_t uncounted_bytes = 0;  // taken off V8's external memory count (JS thread only)
   std::atomic<int> references{1};
 };
 
