@@ -24,10 +24,11 @@ export function waitForLock(
   what: string,
   path: string,
 ): void {
+  // The uncontended case reads no clock: `performance` loads perf_hooks on first use.
+  if (tryOnce()) return;
   const deadline = performance.now() + timeoutMs;
   let pause = FIRST_PAUSE_MS;
   for (;;) {
-    if (tryOnce()) return;
     const left = deadline - performance.now();
     if (left <= 0) {
       throw new MmapError(`could not get ${what} lock on '${path}' within ${timeoutMs} ms`, {
@@ -38,5 +39,6 @@ export function waitForLock(
     }
     sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    if (tryOnce()) return;
   }
 }

@@ -3,7 +3,16 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendName, MmapError, openMappedFile } from '../src/index.js';
-import { errorOf, makeTempDir, startHolder, testedBackends } from './helpers.js';
+import {
+  errorOf,
+  lastJson,
+  makeTempDir,
+  nodeArgs,
+  packageDir,
+  runChild,
+  startHolder,
+  testedBackends,
+} from './helpers.js';
 
 // The heap backend uses the addon's flock when it loads (always on Linux here), so a
 // lock held by another process excludes both backends.
@@ -66,4 +75,21 @@ describe.each(testedBackends)('lock timeout (%s)', (backend: BackendName) => {
     expect(error?.code).toBe('ERR_INVALID_ARG_TYPE');
     file.close();
   });
+
+  it('a free lock reads no clock: perf_hooks stays unloaded', async () => {
+    const path = join(dir, `clock-${backend}.bin`);
+    const script = [
+      `const { openMappedFile } = await import(${JSON.stringify(join(packageDir, 'src', 'index.ts'))});`,
+      `const file = openMappedFile(${JSON.stringify(path)}, { mode: 'w+', backend: '${backend}' });`,
+      "file.lock('exclusive', { timeoutMs: 500 });",
+      'file.close();',
+      "console.log(JSON.stringify(process.moduleLoadList.filter((m) => m === 'NativeModule internal/perf/performance')));",
+    ].join('\n');
+    const result = await runChild(process.execPath, [...nodeArgs('-'), '--input-type=module'], {
+      input: script,
+    });
+    expect(result.stderr).toBe('');
+    expect(lastJson(result)).toEqual([]);
+  });
 });
+
