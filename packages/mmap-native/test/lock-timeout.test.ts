@@ -92,4 +92,3 @@ describe.each(testedBackends)('lock timeout (%s)', (backend: BackendName) => {
     expect(lastJson(result)).toEqual([]);
   });
 });
-
