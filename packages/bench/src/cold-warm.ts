@@ -23,7 +23,7 @@ const METHOD_COLD_SAVED =
 const METHOD_WARM =
   'fresh child process right after the cold one, same cache file (page cache warm): Module.load + loadMethod; median of the runs';
 const METHOD_FLOOR =
-  'fresh child process right after the warm one, same cache file: open it, decode its index, map the data in windows of at most 32 MiB and build a name → bytes table (no module, no weights, no packing); median of the runs';
+  'fresh child process right after the warm one, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); median of the runs';
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 

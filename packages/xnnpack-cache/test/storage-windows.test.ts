@@ -87,7 +87,7 @@ describe('loading in windows', () => {
     expect(stats.mappedBytes).toBeLessThan(8 << 20);
   });
 
-  it('never lets an entry cross a window; an entry larger than a window gets its own', () => {
+  it('never lets an entry cross a window; an entry larger than a window starts a large one', () => {
     const path = join(dir, 'windows.xpwc');
     const writer = new FileStorage({ path });
     writer.open({ hasEntries: false });
@@ -103,8 +103,9 @@ describe('loading in windows', () => {
     const loaded = reader.open({ hasEntries: false });
     expect(loaded.map((e) => sha256(e.region.bytes))).toEqual(want);
     const memory = reader.memoryStats();
-    // e0+e1 fit one 128 KiB window, e2 (300 KB) has its own, e3+e4 share the last.
-    expect(memory.mappings).toBe(3);
+    // e0+e1 fit one 128 KiB window; e2 (300 KB) is larger than a window, so its window may
+    // grow to LARGE_WINDOW_BYTES and takes e3+e4 too (one large mapping, not three).
+    expect(memory.mappings).toBe(2);
     for (const entry of loaded) {
       const buffer = entry.region.bytes.buffer;
       expect(entry.region.bytes.byteOffset + entry.dataSize).toBeLessThanOrEqual(buffer.byteLength);

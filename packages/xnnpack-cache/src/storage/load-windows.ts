@@ -17,6 +17,13 @@ export const DEFAULT_LOAD_WINDOW_BYTES = 32 << 20;
 /** The largest single mapping this runtime can hand out as one ArrayBuffer. */
 export const MAX_MAPPING_BYTES = bufferConstants.MAX_LENGTH;
 
+/**
+ * Span a window grows to when its first entry is larger than a window. A mapping of 64 MiB
+ * or more starts a garbage collection however large it is, so large entries share a few
+ * large mappings instead of one each (a 5 GiB cache of 256 MiB entries: 5 mappings, not 20).
+ */
+export const LARGE_WINDOW_BYTES = 1 << 30;
+
 export interface MappedEntries {
   /** Read-only mappings covering the loaded entries, in file order. */
   readonly windows: Mapping[];
@@ -59,9 +66,10 @@ function isServable(entry: XpwcEntry, dataStart: number): boolean {
 
 /**
  * Maps the committed entries read-only in windows of at most `windowBytes`: an entry never
- * crosses a window, and an entry larger than a window gets a mapping of its own (up to
- * MAX_MAPPING_BYTES). So a cache of any size loads mapped, with a few large mappings rather
- * than one per entry or one for the whole data region.
+ * crosses a window, and a window that starts with an entry larger than `windowBytes` may
+ * span up to LARGE_WINDOW_BYTES (an entry larger than that gets a mapping of its own, up to
+ * MAX_MAPPING_BYTES). So a cache of any size loads mapped, with few mappings rather than
+ * one per entry or one for the whole data region.
  * Entries before `dataStart` or not aligned for a Float32Array view get null (repacked).
  */
 export function mapEntriesInWindows(
@@ -81,11 +89,13 @@ export function mapEntriesInWindows(
     const start = first.fileOffset;
     let end = start + first.dataSize;
     let next = k + 1;
+    const limit =
+      first.dataSize > windowBytes ? Math.max(windowBytes, LARGE_WINDOW_BYTES) : windowBytes;
     for (; next < count; next++) {
       const entry = entries[order === null ? next : (order[next] as number)] as XpwcEntry;
       const entryEnd = entry.fileOffset + entry.dataSize;
       const spanEnd = Math.max(entryEnd, end);
-      if (spanEnd - start > windowBytes) break;
+      if (spanEnd - start > limit) break;
       end = spanEnd;
     }
     // A zero-length entry still needs one byte mapped to have a buffer to view.
