@@ -1,8 +1,15 @@
 import type { SafetensorsTensorInfo } from './header.js';
 
 /**
+ * Span of a window of tensors up to this size. mmap-native keeps mappings under 64 MiB out
+ * of V8's external-memory count, so mapping such windows starts no garbage collection.
+ */
+export const WINDOW_BYTES = 32 * 1024 * 1024;
+/**
  * Weights are mapped in windows of at most this many bytes, never the whole file: Node 20
  * cannot hold a buffer over 4 GiB (a 5 GB shard is common), and a full cache hit maps none.
+ * A window grows this far only from a tensor larger than WINDOW_BYTES (its mapping starts
+ * a collection whatever its size, so large tensors share a few).
  */
 export const MAX_WINDOW_BYTES = 1024 * 1024 * 1024;
 /** Window starts are rounded down to this, so a tensor keeps its file alignment inside. */
@@ -15,8 +22,10 @@ export interface WindowPlan {
 }
 
 /**
- * Groups tensors, in file order, into windows of at most MAX_WINDOW_BYTES; a tensor larger
- * than that gets a window of its own. No tensor crosses a window. Empty tensors get none (-1).
+ * Groups tensors, in file order, into windows of at most WINDOW_BYTES, or MAX_WINDOW_BYTES
+ * when the window's first tensor is larger than WINDOW_BYTES; a tensor larger than
+ * MAX_WINDOW_BYTES gets a window of its own. No tensor crosses a window. Empty tensors get
+ * none (-1).
  */
 export function planWindows(tensors: readonly SafetensorsTensorInfo[]): {
   windows: WindowPlan[];
@@ -29,11 +38,13 @@ export function planWindows(tensors: readonly SafetensorsTensorInfo[]): {
   const windowOf = new Map<string, number>();
   let start = -1;
   let end = -1;
+  let limit = WINDOW_BYTES;
   for (const tensor of sorted) {
     const tensorEnd = tensor.fileOffset + tensor.byteLength;
-    if (start < 0 || tensorEnd - start > MAX_WINDOW_BYTES) {
+    if (start < 0 || tensorEnd - start > limit) {
       if (start >= 0) windows.push({ start, length: end - start });
       start = tensor.fileOffset - (tensor.fileOffset % WINDOW_ALIGNMENT);
+      limit = tensor.byteLength > WINDOW_BYTES ? MAX_WINDOW_BYTES : WINDOW_BYTES;
     }
     end = tensorEnd;
     windowOf.set(tensor.name, windows.length);

@@ -41,13 +41,17 @@ export interface Carved {
   readonly bytes: Uint8Array;
 }
 
-/** First growth of a batch; each later growth doubles, up to the maximum. */
+/**
+ * First growth of a batch; each later growth doubles, up to the maximum. The maximum stays
+ * under 64 MiB: mmap-native keeps such mappings out of V8's external-memory count, and a
+ * larger one starts a garbage collection (a cold 1 GiB start ran 7 with 256 MiB chunks).
+ */
 const FIRST_CHUNK_BYTES = 8 << 20;
-const MAX_CHUNK_BYTES = 256 << 20;
+const MAX_CHUNK_BYTES = 32 << 20;
 
 /**
  * Batched file growth: instead of one lock, stat, posix_fallocate and mapping per packed
- * entry, the file grows by a chunk (8 MiB, doubling to 256 MiB) and entries are carved
+ * entry, the file grows by a chunk (8 MiB, doubling to 32 MiB) and entries are carved
  * from its one mapping. Fresh pages read as zero, so regions are handed out `zeroed`.
  * The unused tail of the newest chunk is cut off at commit when no one grew the file after it.
  */
