@@ -89,6 +89,52 @@ describe('unpacked views', () => {
   });
 });
 
+describe('many unpacked views held at once', () => {
+  it('30 views loaded before any operator keep their names, in any release order', () => {
+    const count = 15;
+    const cache = new XNNWeightsCache();
+    const released: string[] = [];
+    cache.initializeForRuntime(releasing(layers(count), released));
+    // Every view first (more than the two slots hold), then the operators, last first.
+    const views = Array.from({ length: count }, (_, i) => ({
+      kernel: cache.loadUnpackedData(`l${i}.weight`),
+      bias: cache.loadUnpackedData(`l${i}.bias`),
+    }));
+    for (let i = count - 1; i >= 0; i--) {
+      const { kernel, bias } = views[i] as { kernel: TensorView; bias: TensorView };
+      createFullyConnectedNcF32({ cache, inputChannels: 8, outputChannels: 8, kernel, bias });
+      expect(cache.lastLookUpUnnamed).toBe(false);
+    }
+    // Each view was released once, by its operator, and each entry has its own pair's name.
+    const expected = (suffixes: string[]) =>
+      Array.from({ length: count }, (_, i) => suffixes.map((s) => `l${i}.${s}`).join('')).sort();
+    expect([...released].sort()).toEqual([...expected(['weight']), ...expected(['bias'])].sort());
+    expect([...cache.finalizeForRuntime()].sort()).toEqual(expected(['weight', 'bias']));
+    expect(released).toHaveLength(2 * count);
+  });
+
+  it('views still held at finalize are released once each, wherever they were kept', () => {
+    const cache = new XNNWeightsCache();
+    const released: string[] = [];
+    cache.initializeForRuntime(releasing(layers(10), released));
+    const held = Array.from({ length: 10 }, (_, i) => cache.loadUnpackedData(`l${i}.weight`));
+    // Loading the same view again keeps one hold; releasing some from the middle and the end.
+    expect(cache.loadUnpackedData('l3.weight')).toBe(held[3]);
+    cache.releaseUnpackedData(held[9] as TensorView);
+    cache.releaseUnpackedData(held[2] as TensorView);
+    expect(released).toEqual(['l9.weight', 'l2.weight']);
+    const key = { seed: 1, kernel: held[2] as TensorView, bias: null, fingerprint: 1 };
+    cache.lookUp(key);
+    expect(cache.lastLookUpUnnamed).toBe(true);
+    cache.lookUp({ ...key, kernel: held[8] as TensorView });
+    expect(cache.lastLookUpUnnamed).toBe(false);
+    cache.finalizeForRuntime();
+    expect([...released].sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `l${i}.weight`).sort(),
+    );
+  });
+});
+
 describe('abortRuntime', () => {
   it('releases the bailed-out build at once: reservation, views, unheld entries', () => {
     const storage = new HeapStorage();
