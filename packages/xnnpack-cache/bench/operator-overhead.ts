@@ -2,8 +2,9 @@
 // a cold build (reserve, zero-fill, pack, insert into a fresh cache) and a hot build (a
 // second runtime on a cache that holds every entry: all hits). 128x128 layers show the
 // packing path; 8x8 layers, whose bytes cost next to nothing, show the per-layer overhead.
-// Prints CPU microseconds per layer (medians of interleaved rounds); asserts nothing. Tensor
-// names are hex SHA-256 digests, like the module loader's content names.
+// Prints CPU microseconds per layer (medians and minimums of interleaved rounds: on a shared
+// machine other work only adds time, so the minimum is the least disturbed round); asserts
+// nothing. Tensor names are hex SHA-256 digests, like the module loader's content names.
 //
 // Run: npx tsx --conditions=memlayer-source bench/operator-overhead.ts [other/src/index.ts ...]
 // Extra arguments are other source trees of this package, measured in the same process with
@@ -97,7 +98,7 @@ for (const dim of [128, 8]) {
   console.log(`\n# ${LAYERS} layers of ${dim}x${dim} f32, heap cache, CPU µs per layer`);
   setups.forEach((s, i) => {
     console.log(
-      `${(sources[i] as string).padEnd(56)} cold ${median(s.cold).toFixed(2).padStart(7)}  hot ${median(s.hot).toFixed(2).padStart(6)} (min ${Math.min(...s.hot).toFixed(2)})`,
+      `${(sources[i] as string).padEnd(56)} cold ${median(s.cold).toFixed(2).padStart(7)} (min ${Math.min(...s.cold).toFixed(2)})  hot ${median(s.hot).toFixed(2).padStart(6)} (min ${Math.min(...s.hot).toFixed(2)})`,
     );
   });
 }
