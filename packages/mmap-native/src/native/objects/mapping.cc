@@ -14,11 +14,12 @@ namespace mmap_native {
 namespace {
 
 // V8 counts an ArrayBuffer's length as external memory and starts a full garbage collection
-// each time that count grows 64 MiB past its low mark, so mapping a cache used to cost a
-// collection per 64 MiB mapped. Mapped pages are page cache the kernel reclaims (or freed
-// by unmap), not memory a collection gives back: each mapping's length is taken off the
-// count just before V8 adds it (afterwards is too late, V8 checks as it adds) and given back
-// once V8 has taken it off again (detach at unmap, or the buffer freed).
+// each time that count grows 64 MiB past its low mark, so every 64 MiB mapped used to start
+// one. Mapped pages are page cache the kernel reclaims (or freed by unmap), not memory a
+// collection gives back: each mapping's length is taken off the count just before V8 adds
+// it (afterwards is too late, V8 checks as it adds) and given back once V8 has taken it off
+// again (detach at unmap, or the buffer freed). The net count of a mapping is zero; V8's
+// low mark still lets this spare only mappings under 64 MiB a collection.
 void UncountMapping(napi_env env, Region& region, size_t length) {
   int64_t total = 0;
   if (napi_adjust_external_memory(env, -static_cast<int64_t>(length), &total) == napi_ok) {
