@@ -1,14 +1,14 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { readTrailer } from '@memlayer/cache-format';
-import { type Mapping, openMappedFile } from '@memlayer/mmap-native';
+import { type Mapping, NO_GC_WINDOW_BYTES, openMappedFile } from '@memlayer/mmap-native';
 import { nowMs } from './measure.js';
 
 /**
- * Largest window mapped at once, as the cache's own loader maps: mmap-native keeps mappings
- * under 64 MiB out of V8's external-memory count, so 32 MiB windows start no garbage
- * collection (measured faster than 1 GiB windows at 1 GiB: 19.7 vs 22.5 ms, medians of 7).
+ * Largest window mapped at once, as the cache's own loader maps: mmap-native's window that
+ * starts no garbage collection (measured faster than 1 GiB windows at 1 GiB: 19.7 vs
+ * 22.5 ms, medians of 7).
  */
-const WINDOW_BYTES = 32 * 1024 * 1024;
+const WINDOW_BYTES = NO_GC_WINDOW_BYTES;
 /** A window starting with a larger entry spans up to 1 GiB, as the loader's do. */
 const LARGE_WINDOW_BYTES = 1024 * 1024 * 1024;
 

@@ -18,6 +18,7 @@ export {
   type MmapErrorCode,
   type MmapErrorDetails,
 } from './errors.js';
+export { NO_GC_WINDOW_BYTES } from './gc-window.js';
 export {
   liveMappingCount,
   MAP_COUNT_HEADROOM,

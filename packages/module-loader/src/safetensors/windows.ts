@@ -1,10 +1,8 @@
+import { NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
 import type { SafetensorsTensorInfo } from './header.js';
 
-/**
- * Span of a window of tensors up to this size. mmap-native keeps mappings under 64 MiB out
- * of V8's external-memory count, so mapping such windows starts no garbage collection.
- */
-export const WINDOW_BYTES = 32 * 1024 * 1024;
+/** Span of a window of tensors up to this size: mmap-native's, which starts no garbage collection. */
+export const WINDOW_BYTES = NO_GC_WINDOW_BYTES;
 /**
  * Weights are mapped in windows of at most this many bytes, never the whole file: Node 20
  * cannot hold a buffer over 4 GiB (a 5 GB shard is common), and a full cache hit maps none.

@@ -1,18 +1,15 @@
 import { constants as bufferConstants } from 'node:buffer';
 import type { XpwcEntry } from '@memlayer/cache-format';
-import type { Mapping } from '@memlayer/mmap-native';
+import { type Mapping, NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
 import { PACKED_ALLOCATION_ALIGNMENT } from '../alignment.js';
 import type { CacheFile } from './cache-file.js';
 
 /**
- * Default span of one load mapping. V8 starts a full garbage collection when its external
- * memory count grows by 64 MiB; mmap-native keeps mappings out of that count, which V8
- * allows only for buffers under 64 MiB (it checks as it adds). 32 MiB windows leave the
- * other half for the process's own buffers: a warm start of any size then runs no
- * collection for its mappings (one per GiB mapped with 1 GiB windows), at the price of an
- * mmap call per 32 MiB. Node 20 caps one mapping at 4 GiB anyway.
+ * Default span of one load mapping: mmap-native's window that starts no garbage collection
+ * (32 MiB), so a warm start of any size runs none for its mappings (one per GiB mapped
+ * with 1 GiB windows), at the price of an mmap call per 32 MiB.
  */
-export const DEFAULT_LOAD_WINDOW_BYTES = 32 << 20;
+export const DEFAULT_LOAD_WINDOW_BYTES = NO_GC_WINDOW_BYTES;
 
 /** The largest single mapping this runtime can hand out as one ArrayBuffer. */
 export const MAX_MAPPING_BYTES = bufferConstants.MAX_LENGTH;

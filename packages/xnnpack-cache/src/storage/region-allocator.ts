@@ -1,5 +1,5 @@
 import { alignUp } from '@memlayer/cache-format';
-import type { Mapping } from '@memlayer/mmap-native';
+import { type Mapping, NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
 
 /**
@@ -42,12 +42,11 @@ export interface Carved {
 }
 
 /**
- * First growth of a batch; each later growth doubles, up to the maximum. The maximum stays
- * under 64 MiB: mmap-native keeps such mappings out of V8's external-memory count, and a
- * larger one starts a garbage collection (a cold 1 GiB start ran 7 with 256 MiB chunks).
+ * First growth of a batch; each later growth doubles, up to the maximum: mmap-native's
+ * window that starts no garbage collection (a cold 1 GiB start ran 7 with 256 MiB chunks).
  */
 const FIRST_CHUNK_BYTES = 8 << 20;
-const MAX_CHUNK_BYTES = 32 << 20;
+const MAX_CHUNK_BYTES = NO_GC_WINDOW_BYTES;
 
 /**
  * Batched file growth: instead of one lock, stat, posix_fallocate and mapping per packed
