@@ -56,6 +56,8 @@ export interface LoadResult {
   readonly packCalls: number;
   readonly packedBytesWritten: number;
   readonly cacheHits: number;
+  /** The method's keys came from its plan next to the cache file (no weight table read). */
+  readonly fromPlan: boolean;
   readonly operators: number;
   readonly cacheStats: Record<string, number>;
   /** XNNWeightsCache.memoryStats() after the forward pass (or after finalize without one). */

@@ -106,6 +106,7 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
     packCalls: packing.calls,
     packedBytesWritten: packing.bytes,
     cacheHits: handle.cacheHits,
+    fromPlan: handle.fromPlan,
     operators: handle.operators.size,
     cacheStats: numbers(handle.cache.stats()),
     memory,

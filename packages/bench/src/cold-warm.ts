@@ -1,4 +1,5 @@
 import { rmSync, statSync } from 'node:fs';
+import { methodPlansPath, sourceRecordPath } from '@memlayer/module-loader';
 import type { LoadResult } from './child-protocol.js';
 import { runInChild } from './children.js';
 import type { FloorResult } from './floor.js';
@@ -83,6 +84,7 @@ export async function measureColdWarm(
     coldPacks: cold[0]?.packCalls ?? Number.NaN,
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
     warmHits: Math.min(...warm.map((result) => result.cacheHits)),
+    warmFromPlan: warm.every((result) => result.fromPlan),
     heapPacks: heap[0]?.packCalls ?? Number.NaN,
     runs,
     outputsMatch:
@@ -95,11 +97,12 @@ export async function measureColdWarm(
 
 /**
  * A cold start begins with neither the cache file nor its record of weight digests (which
- * would spare it hashing the weights): the first start a model ever gets.
+ * would spare it hashing the weights) nor its method plans: the first start a model ever gets.
  */
 function forgetCache(cachePath: string): void {
   rmSync(cachePath, { force: true });
-  rmSync(`${cachePath}.sources.json`, { force: true });
+  rmSync(sourceRecordPath(cachePath), { force: true });
+  rmSync(methodPlansPath(cachePath), { force: true });
 }
 
 export function coldWarmRuns(quick: boolean, spec: ModelSpec): number {
@@ -168,7 +171,7 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         label: `${size}: packing calls cold / warm`,
         value: r.coldPacks,
         unit: `calls cold (warm: ${r.warmPacks})`,
-        method: `packingStats().calls in each child; warm cache hits: ${r.warmHits} of ${spec.layers} operators. Anchor: ExecuTorch reports that a cache hit skips packing entirely (0 packs)`,
+        method: `packingStats().calls in each child; warm cache hits: ${r.warmHits} of ${spec.layers} operators; warm starts took their keys from the method plan: ${r.warmFromPlan ? 'yes' : 'no'}. Anchor: ExecuTorch reports that a cache hit skips packing entirely (0 packs)`,
       },
       {
         label: `${size}: cache file size`,

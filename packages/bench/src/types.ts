@@ -100,6 +100,8 @@ export interface ColdWarmResult {
   readonly coldPacks: number;
   readonly warmPacks: number;
   readonly warmHits: number;
+  /** Every warm start took its keys from the method plan. */
+  readonly warmFromPlan: boolean;
   readonly heapPacks: number;
   readonly runs: number;
   readonly outputsMatch: boolean | null;

@@ -38,7 +38,7 @@ export function checkWeightSources(
       findings.push({
         severity: 'problem',
         code: 'SOURCE_MISMATCH',
-        message: `${file.path}: ${file.mismatched.length} of ${file.tensors} tensors no longer match their recorded SHA-256 while the file looks unchanged (${file.mismatched.slice(0, 3).join(', ')}${file.mismatched.length > 3 ? ', …' : ''}); a warm start would trust the record: delete ${cachePath}.sources.json`,
+        message: `${file.path}: ${file.mismatched.length} of ${file.tensors} tensors no longer match their recorded SHA-256 while the file looks unchanged (${file.mismatched.slice(0, 3).join(', ')}${file.mismatched.length > 3 ? ', …' : ''}); a warm start would trust the record and the method plans made from it: delete ${cachePath}.sources.json and ${cachePath}.plans.json`,
       });
     } else if (file.status === 'changed') {
       findings.push({

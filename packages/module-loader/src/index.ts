@@ -63,6 +63,19 @@ export {
   type ReadonlyLoadBackendOptionsMap,
 } from './options/load-backend-options-map.js';
 export { OwnedOptionsMap } from './options/owned-options-map.js';
+export {
+  MAX_METHOD_PLANS_BYTES,
+  METHOD_PLAN_WARNING,
+  MethodPlans,
+  methodPlansPath,
+} from './plans/method-plans.js';
+export {
+  MAX_METHOD_PLANS,
+  METHOD_PLANS_FORMAT,
+  METHOD_PLANS_VERSION,
+  type MethodPlan,
+  type PlannedWeightFile,
+} from './plans/plan-codec.js';
 export { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './program/json-shape.js';
 export {
   type CallableMethodManifest,

@@ -8,6 +8,7 @@ import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
+  methodPlansPath,
   sourceRecordPath,
   type WeightStats,
   type XnnpackHandle,
@@ -26,6 +27,7 @@ interface ChildReport {
   output: string;
   packs: number;
   cacheHits: number;
+  fromPlan: boolean;
   entries: number;
   names: string[];
   afterLoad: WeightStats;
@@ -137,22 +139,29 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     // Program load alone never opens a weight file, cold or warm.
     expect(cold.afterLoad).toMatchObject({ filesStatted: 2, filesOpened: 0, headersParsed: 0 });
     expect(statSync(sourceRecordPath(cachePath)).isFile()).toBe(true);
+    // The method's plan: not even the record's tables are read.
     const warm = runChild(program, cachePath);
     expect(warm).toMatchObject({
       packs: 0,
       cacheHits: 2,
       output: cold.output,
       ascendCreated: false,
+      fromPlan: true,
     });
-    expect(warm.stats).toMatchObject({
+    const nothingRead = {
       filesStatted: 2,
-      filesKnown: 2,
       headersParsed: 0,
       filesHashed: 0,
       bytesHashed: 0,
       filesOpened: 0,
       windowsMapped: 0,
-    });
+    };
+    expect(warm.stats).toMatchObject({ ...nothingRead, filesKnown: 0 });
+    // Without the plan, the record: tables recalled, nothing hashed, parsed or opened.
+    rmSync(methodPlansPath(cachePath));
+    const recalled = runChild(program, cachePath);
+    expect(recalled).toMatchObject({ packs: 0, output: cold.output, fromPlan: false });
+    expect(recalled.stats).toMatchObject({ ...nothingRead, filesKnown: 2 });
   });
 
   test('a weight file rewritten with the same size is re-hashed alone; outputs follow it', () => {
@@ -188,6 +197,8 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     const program = writeLinearProgram(join(dir, 'a'), layers(3));
     const cachePath = join(dir, 'weights.xpwc');
     const cold = runChild(program, cachePath);
+    // Without a plan, so that the record is read.
+    rmSync(methodPlansPath(cachePath));
     writeFileSync(
       sourceRecordPath(cachePath),
       '{"format":"memlayer-weight-sources","version":1,"files":[{"path":',

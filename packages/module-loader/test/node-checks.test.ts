@@ -1,7 +1,7 @@
 // A method load checks each linear node's tensors against the weight tables' columns (no
 // tensor info is made for it): the same errors whether the tables come from the headers or
 // from the record next to a cache file, with the weight cache on or off.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   ModuleLoaderError,
+  methodPlansPath,
   processMemo,
   sourceRecordPath,
   XnnpackBackend,
@@ -137,6 +138,8 @@ describe('linear node checks', () => {
       );
       processMemo.clear();
       forgetSourceRecords();
+      // Without the method's plan, so that the record's tables are read.
+      rmSync(methodPlansPath(join(dir, 'cache.xpwc')));
       const unpatched = loadForward(manifestPath, 'cache file', dir);
       const { weightStats } = unpatched.methodHandle('forward') as XnnpackHandle;
       expect([weightStats.filesKnown, weightStats.headersParsed]).toEqual([2, 0]);

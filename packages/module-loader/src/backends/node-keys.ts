@@ -12,11 +12,16 @@ export interface NodeKeys {
 export class NodeKeyColumns implements ReadonlyMap<number, NodeKeys> {
   #all: Map<number, NodeKeys> | null = null;
 
-  /** `size`: the linear nodes (kernels set). */
+  /**
+   * `size`: the linear nodes (kernels set). `outFeatures` and `inFeatures`: each linear
+   * node's kernel is [out, in] (0 for other nodes).
+   */
   constructor(
     readonly kernels: readonly (string | undefined)[],
     readonly biases: readonly (string | null)[],
     readonly size: number,
+    readonly outFeatures: Int32Array,
+    readonly inFeatures: Int32Array,
   ) {}
 
   get(node: number): NodeKeys | undefined {

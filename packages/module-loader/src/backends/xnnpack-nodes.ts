@@ -56,6 +56,8 @@ export function checkAndKeyNodes(
   // Features of each node's output. A node that reads the value defined just before it (a
   // chain) needs no look-up; a map of every value is made at the first one that does not.
   const widths = new Int32Array(graph.length);
+  const inputs = new Int32Array(graph.length);
+  const outputs = new Int32Array(graph.length);
   let features: Map<string, number> | null = null;
   const lastInput = method.inputs[method.inputs.length - 1] as MethodInput;
   const namedData = context.program.namedData;
@@ -107,6 +109,8 @@ export function checkAndKeyNodes(
       );
     }
     widths[index] = outFeatures;
+    inputs[index] = inFeatures;
+    outputs[index] = outFeatures;
     features?.set(node.output, outFeatures);
     linearNodes++;
     if (keyed === null) {
@@ -118,7 +122,7 @@ export function checkAndKeyNodes(
         bias === undefined ? null : keyed.addAt(files[biasFile] as SafetensorsFile, biasAt);
     }
   }
-  return new NodeKeyColumns(kernels, biases, linearNodes);
+  return new NodeKeyColumns(kernels, biases, linearNodes, outputs, inputs);
 }
 
 /** Features of the method's inputs and of the outputs of the nodes before `end`, by name. */
@@ -145,16 +149,16 @@ export function createOperators(
   operators: Map<number, FullyConnectedOperator>,
   onCreated: ((progress: OperatorProgress) => void) | undefined,
 ): void {
-  const { methodName, program } = context;
+  const { methodName } = context;
   const graph = method.graph;
   // Progress totals are only read by onCreated: without it, no extra pass.
   let totalOperators = 0;
   let totalWeightBytes = 0;
   if (onCreated !== undefined) {
-    for (const node of graph) {
-      if (node.op !== 'linear') continue;
-      totalOperators++;
-      totalWeightBytes += 4 * elementsOf(program.namedData.info(node.weight)?.shape ?? []);
+    totalOperators = keys.size;
+    for (let index = 0; index < graph.length; index++) {
+      totalWeightBytes +=
+        4 * (keys.outFeatures[index] as number) * (keys.inFeatures[index] as number);
     }
   }
   let weightBytes = 0;

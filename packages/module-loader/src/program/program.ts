@@ -3,6 +3,7 @@ import { ModuleLoaderError } from '../errors.js';
 import { resolveContainedPath } from '../files/contained-path.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read-regular-file.js';
+import { sha256Hex } from '../safetensors/digest.js';
 import { SafetensorsFile } from '../safetensors/file.js';
 import { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { WeightCounters, type WeightStats } from '../safetensors/weight-stats.js';
@@ -25,6 +26,8 @@ export interface LoadedProgram {
   /** Path of the manifest. */
   readonly path: string;
   readonly manifest: ProgramManifest;
+  /** Hex SHA-256 of the manifest's bytes as read (what a method plan is valid for). */
+  readonly manifestDigest: string;
   /** The safetensors tensors of the program, zero-copy views of mapped files. */
   readonly namedData: SafetensorsNamedDataMap;
   /** What loading this program's weights has cost so far (stats, headers, hashing, maps). */
@@ -62,6 +65,7 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
     return {
       path,
       manifest,
+      manifestDigest: sha256Hex(manifestBytes),
       namedData,
       weightStats: () => ({ ...counters.stats }),
       readFile: (relativePath, field, maxBytes = MAX_CALLABLE_BYTES) => {

@@ -36,12 +36,7 @@ export function encodeRecord(files: Iterable<RecordEntry>): string {
   for (const file of files) {
     const { identity, readAtNs } = file;
     rows.push({
-      path: identity.path,
-      dev: String(identity.dev),
-      ino: String(identity.ino),
-      size: identity.size,
-      mtimeNs: String(identity.mtimeNs),
-      ctimeNs: String(identity.ctimeNs),
+      ...encodeIdentity(identity),
       readAtNs: String(readAtNs),
       table: file instanceof RememberedFile ? encodeTable(file.table) : file.table,
     });
@@ -83,12 +78,26 @@ export function decodeEntry(entry: EncodedFile): RememberedFile {
 
 const BIGINT = /^[0-9]{1,20}$/;
 
-function decodeBigInt(value: unknown, message: string): bigint {
+/** A file identity as records store it (bigints in decimal strings: JSON has no bigint). */
+export function encodeIdentity(identity: FileIdentity): Record<string, string | number> {
+  return {
+    path: identity.path,
+    dev: String(identity.dev),
+    ino: String(identity.ino),
+    size: identity.size,
+    mtimeNs: String(identity.mtimeNs),
+    ctimeNs: String(identity.ctimeNs),
+  };
+}
+
+/** A decimal bigint field of a record (ns times, dev, ino): 1–20 digits; else throws `message`. */
+export function decodeBigInt(value: unknown, message: string): bigint {
   if (typeof value !== 'string' || !BIGINT.test(value)) throw new Error(message);
   return BigInt(value);
 }
 
-function decodeIdentity(raw: Record<string, unknown>): FileIdentity {
+/** A file identity as a record stores it (absolute path, decimal dev/ino/times); throws when bad. */
+export function decodeIdentity(raw: Record<string, unknown>): FileIdentity {
   const { path, dev, ino, size, mtimeNs, ctimeNs } = raw ?? {};
   if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0')) {
     throw new Error('bad path');

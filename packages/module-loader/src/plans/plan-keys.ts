@@ -1,0 +1,99 @@
+import { NodeKeyColumns } from '../backends/node-keys.js';
+import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
+import type { LoadedProgram } from '../program/program.js';
+import { trustworthy } from '../safetensors/known-files.js';
+import type { MethodPlan, PlannedWeightFile } from './plan-codec.js';
+import type { PlannedDataMap } from './planned-data-map.js';
+
+const ONE = 49; // '1'
+
+/**
+ * A method's keys as its plan gives them, each planned tensor added to `map` in the order
+ * the cache asks for them (kernel, then bias, node by node). Undefined when the plan does
+ * not fit the graph (node count, linear nodes, biases): then it is not used.
+ */
+export function keysFromPlan(
+  plan: MethodPlan,
+  method: GraphMethodManifest,
+  map: PlannedDataMap,
+): NodeKeyColumns | undefined {
+  const graph = method.graph;
+  if (plan.nodes !== graph.length) return undefined;
+  const kernels = new Array<string | undefined>(graph.length);
+  const biases = new Array<string | null>(graph.length);
+  const outFeatures = new Int32Array(graph.length);
+  const inFeatures = new Int32Array(graph.length);
+  const { hasBias, keys } = plan;
+  let linear = 0;
+  let key = 0;
+  for (let index = 0; index < graph.length; index++) {
+    const node = graph[index] as GraphNode;
+    if (node.op !== 'linear') continue;
+    const bias = node.bias;
+    if (linear >= hasBias.length || (hasBias.charCodeAt(linear) === ONE) !== (bias !== undefined)) {
+      return undefined;
+    }
+    const out = plan.outFeatures[linear] as number;
+    const inputs = plan.inFeatures[linear] as number;
+    const kernelKey = keys[key++] as string;
+    kernels[index] = kernelKey;
+    map.add(kernelKey, node.weight, [out, inputs]);
+    if (bias === undefined) {
+      biases[index] = null;
+    } else {
+      const biasKey = keys[key++] as string;
+      biases[index] = biasKey;
+      map.add(biasKey, bias, [out]);
+    }
+    outFeatures[index] = out;
+    inFeatures[index] = inputs;
+    linear++;
+  }
+  if (linear !== hasBias.length) return undefined;
+  return new NodeKeyColumns(kernels, biases, linear, outFeatures, inFeatures);
+}
+
+/**
+ * The plan of a method whose nodes were just checked and keyed (content keys) against
+ * `program`'s weights, or undefined when a weight file is not settled enough to be trusted
+ * by identity later (modified within the racy window before it was read): no plan then.
+ */
+export function planFrom(
+  program: LoadedProgram,
+  methodName: string,
+  method: GraphMethodManifest,
+  keys: NodeKeyColumns,
+): MethodPlan | undefined {
+  const weights: PlannedWeightFile[] = [];
+  for (const file of program.namedData.files) {
+    if (!file.isKnown) return undefined;
+    const known = file.describe();
+    if (!trustworthy(known, file.identity)) return undefined;
+    weights.push({ identity: file.identity, readAtNs: known.readAtNs });
+  }
+  const outFeatures: number[] = [];
+  const inFeatures: number[] = [];
+  const planned: string[] = [];
+  let hasBias = '';
+  for (let index = 0; index < method.graph.length; index++) {
+    const kernel = keys.kernels[index];
+    if (kernel === undefined) continue;
+    const bias = keys.biases[index] ?? null;
+    outFeatures.push(keys.outFeatures[index] as number);
+    inFeatures.push(keys.inFeatures[index] as number);
+    planned.push(kernel);
+    if (bias !== null) planned.push(bias);
+    hasBias += bias === null ? '0' : '1';
+  }
+  return {
+    program: program.path,
+    method: methodName,
+    manifestDigest: program.manifestDigest,
+    weights,
+    nodes: method.graph.length,
+    outFeatures,
+    inFeatures,
+    hasBias,
+    keys: planned,
+  };
+}

@@ -1,0 +1,231 @@
+// Method plans next to a cache file: a start of unchanged program and weights takes every
+// linear node's keys from the plan (no weight table read, no node checked); any change, rot
+// or mismatch falls back to the ordinary start, which gives the same outputs.
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import {
+  BackendOptions,
+  createDefaultRegistry,
+  forgetSourceRecords,
+  LoadBackendOptionsMap,
+  MAX_METHOD_PLANS_BYTES,
+  METHOD_PLAN_WARNING,
+  Module,
+  methodPlansPath,
+  processMemo,
+  type WeightStats,
+  type XnnpackHandle,
+} from '../src/index.js';
+import { decodePlan, decodePlans, encodePlan, encodePlanFile } from '../src/plans/plan-codec.js';
+import {
+  heapOnlyOutput,
+  type LayerSpec,
+  programInput,
+  sha256,
+  writeLinearProgram,
+} from './weights-programs.js';
+
+interface Start {
+  output: string;
+  fromPlan: boolean;
+  cacheHits: number;
+  stats: WeightStats;
+  warnings: string[];
+}
+
+/** One start as a fresh process makes it (memo and records forgotten), run once. */
+function start(programPath: string, cachePath: string): Start {
+  processMemo.clear();
+  forgetSourceRecords();
+  const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+  try {
+    const module = new Module(programPath, { registry: createDefaultRegistry() });
+    module.load(
+      new LoadBackendOptionsMap().setOptions(
+        'XnnpackBackend',
+        new BackendOptions().setOption('packed_cache_path', cachePath),
+      ),
+    );
+    const [output] = module.execute('forward', [programInput(module.programManifest())]);
+    const handle = module.methodHandle('forward') as XnnpackHandle;
+    const result = {
+      output: sha256(output?.data ?? new Float32Array(0)),
+      fromPlan: handle.fromPlan,
+      cacheHits: handle.cacheHits,
+      stats: handle.weightStats,
+      warnings: warn.mock.calls
+        .filter(([, options]) => (options as { code?: string })?.code === METHOD_PLAN_WARNING)
+        .map(([message]) => String(message)),
+    };
+    module.dispose();
+    return result;
+  } finally {
+    warn.mockRestore();
+  }
+}
+
+const layers = (seed: number): LayerSpec[] => [
+  { weight: 'w0', bias: 'b0', out: 24, in: 16, seed },
+  { weight: 'w1', bias: 'b1', out: 8, in: 24, seed: seed + 10, file: 1 },
+];
+
+let dir: string;
+let cachePath: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'memlayer-plans-'));
+  cachePath = join(dir, 'weights.xpwc');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('method plans', () => {
+  test('a cold start writes the plan; the next start uses it and reads no weight table', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const reference = heapOnlyOutput(program);
+    const cold = start(program, cachePath);
+    expect(cold).toMatchObject({ output: reference, fromPlan: false, cacheHits: 0 });
+    expect(existsSync(methodPlansPath(cachePath))).toBe(true);
+    const warm = start(program, cachePath);
+    expect(warm).toMatchObject({ output: reference, fromPlan: true, cacheHits: 2 });
+    expect(warm.stats).toMatchObject({
+      filesStatted: 2,
+      filesKnown: 0,
+      headersParsed: 0,
+      filesOpened: 0,
+      tensorsHashed: 0,
+    });
+  });
+
+  test('an edited manifest is planned anew; the old plan is not used', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    // Same graph, other bytes (a trailing newline): the digest differs, so no trust.
+    writeFileSync(program, `${readFileSync(program, 'utf8')}\n`);
+    const edited = start(program, cachePath);
+    expect(edited).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false });
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
+  });
+
+  test('a weight file rewritten with other values: the plan is not used, outputs follow the file', () => {
+    const programDir = join(dir, 'a');
+    const program = writeLinearProgram(programDir, layers(1));
+    start(program, cachePath);
+    const other = writeLinearProgram(join(dir, 'other'), [
+      layers(1)[0] as LayerSpec,
+      { ...(layers(1)[1] as LayerSpec), seed: 777 },
+    ]);
+    const target = join(programDir, 'weights-1.safetensors');
+    writeFileSync(target, readFileSync(join(dir, 'other', 'weights-1.safetensors')));
+    const past = new Date(Date.now() - 30_000);
+    utimesSync(target, past, past);
+    const changed = start(program, cachePath);
+    expect(changed).toMatchObject({ output: heapOnlyOutput(other), fromPlan: false, cacheHits: 1 });
+  });
+
+  test('weights modified within the racy window are not planned', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const now = new Date();
+    utimesSync(join(dir, 'a', 'weights-0.safetensors'), now, now);
+    start(program, cachePath);
+    expect(existsSync(methodPlansPath(cachePath))).toBe(false);
+  });
+
+  test('a cache that lost its entries: the plan still serves keys, misses read checked data', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    rmSync(cachePath);
+    const repacked = start(program, cachePath);
+    expect(repacked).toMatchObject({
+      output: heapOnlyOutput(program),
+      fromPlan: true,
+      cacheHits: 0,
+    });
+    // The misses resolved the weights (tables and digests from the record) to check them.
+    expect(repacked.stats).toMatchObject({ filesKnown: 2, tensorsHashed: 0 });
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
+  });
+
+  test('plans of two programs live side by side in one file', () => {
+    const a = writeLinearProgram(join(dir, 'a'), layers(1));
+    const b = writeLinearProgram(join(dir, 'b'), layers(500));
+    start(a, cachePath);
+    start(b, cachePath);
+    expect(start(a, cachePath)).toMatchObject({ output: heapOnlyOutput(a), fromPlan: true });
+    expect(start(b, cachePath)).toMatchObject({ output: heapOnlyOutput(b), fromPlan: true });
+  });
+});
+
+describe('a plans file that cannot be trusted is ignored with a warning', () => {
+  test('truncated: ignored, then written again', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    const path = methodPlansPath(cachePath);
+    writeFileSync(path, readFileSync(path, 'utf8').slice(0, 100));
+    const torn = start(program, cachePath);
+    expect(torn).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false });
+    expect(torn.warnings.join('\n')).toContain(path);
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, warnings: [] });
+  });
+
+  test('one key digit rotted: its check digest differs, the plan is not used', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    const path = methodPlansPath(cachePath);
+    const text = readFileSync(path, 'utf8');
+    const at = text.indexOf('"keys":"') + 8;
+    const digit = text[at] === '0' ? '1' : '0';
+    writeFileSync(path, `${text.slice(0, at)}${digit}${text.slice(at + 1)}`);
+    const rotted = start(program, cachePath);
+    expect(rotted).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false });
+    expect(rotted.warnings.join('\n')).toContain('check digest');
+  });
+
+  test('keys swapped between layers (check digest made to agree): the data check catches it', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    const path = methodPlansPath(cachePath);
+    const plan = decodePlan(decodePlans(readFileSync(path, 'utf8'))[0]);
+    const [k0, b0, k1, b1] = plan.keys as [string, string, string, string];
+    writeFileSync(path, encodePlanFile([encodePlan({ ...plan, keys: [k1, b1, k0, b0] })]));
+    const swapped = start(program, cachePath);
+    // Each layer misses (the entries under the swapped keys have other layouts), its data
+    // read for packing does not have the planned key: the start begins again without it.
+    expect(swapped).toMatchObject({
+      output: heapOnlyOutput(program),
+      fromPlan: false,
+      cacheHits: 2,
+    });
+  });
+
+  test('a FIFO, a directory or an oversized file in its place: no hang, no read', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const reference = heapOnlyOutput(program);
+    const path = methodPlansPath(cachePath);
+    execFileSync('mkfifo', [path]);
+    start(program, cachePath);
+    // The FIFO was replaced by the plan (rename over it), never opened for a blocking read.
+    expect(start(program, cachePath)).toMatchObject({ output: reference, fromPlan: true });
+    rmSync(path);
+    mkdirSync(path);
+    const besideDirectory = start(program, cachePath);
+    expect(besideDirectory).toMatchObject({ output: reference, fromPlan: false });
+    expect(besideDirectory.warnings.length).toBeGreaterThan(0);
+    rmSync(path, { recursive: true });
+    writeFileSync(path, '');
+    truncateSync(path, MAX_METHOD_PLANS_BYTES + 1);
+    const oversized = start(program, cachePath);
+    expect(oversized).toMatchObject({ output: reference, fromPlan: false });
+    expect(oversized.warnings.join('\n')).toContain(path);
+  });
+});
