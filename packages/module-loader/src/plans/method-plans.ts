@@ -44,7 +44,8 @@ export class MethodPlans {
    * then, see trustworthy). Undefined otherwise; never throws.
    */
   recall(program: LoadedProgram, method: string): MethodPlan | undefined {
-    const raw = readPlans(this.path)?.find((plan) => sameAddress(plan, program.path, method));
+    const address = resolve(program.path);
+    const raw = readPlans(this.path)?.find((plan) => sameAddress(plan, address, method));
     if (raw === undefined) return undefined;
     let plan: MethodPlan;
     try {

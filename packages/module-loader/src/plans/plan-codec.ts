@@ -1,4 +1,4 @@
-import { sha256Hex } from '../safetensors/digest.js';
+import { createHash } from 'node:crypto';
 import type { FileIdentity } from '../safetensors/identity.js';
 import { decodeBigInt, decodeIdentity, encodeIdentity } from '../safetensors/record-codec.js';
 
@@ -23,7 +23,7 @@ export interface PlannedWeightFile {
  * manifest bytes (by digest) and the weight files (by identity) it names.
  */
 export interface MethodPlan {
-  /** Path of the manifest, as the program was loaded. */
+  /** Absolute path of the manifest. */
   readonly program: string;
   readonly method: string;
   /** Hex SHA-256 of the manifest's bytes. */
@@ -84,20 +84,20 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
  * before any key is used. Hashing ~2 MB of keys costs ~2 ms at 16384 layers.
  */
 function checkOf(plan: Omit<EncodedPlan, 'check'>): string {
-  return sha256Hex(
-    Buffer.from(
-      [
-        plan.program,
-        plan.method,
-        plan.manifest,
-        JSON.stringify(plan.weights),
-        String(plan.nodes),
-        plan.features.join(','),
-        plan.bias,
-        plan.keys,
-      ].join('\n'),
-    ),
-  );
+  const hash = createHash('sha256');
+  for (const field of [
+    plan.program,
+    plan.method,
+    plan.manifest,
+    JSON.stringify(plan.weights),
+    String(plan.nodes),
+    plan.features.join(','),
+    plan.bias,
+    plan.keys,
+  ]) {
+    hash.update(field, 'utf8').update('\n');
+  }
+  return hash.digest('hex');
 }
 
 /** A plans file of encoded plans (from encodePlan, or as decodePlans read them). */

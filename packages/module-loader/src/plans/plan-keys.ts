@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { NodeKeyColumns } from '../backends/node-keys.js';
 import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import type { LoadedProgram } from '../program/program.js';
@@ -86,7 +87,7 @@ export function planFrom(
     hasBias += bias === null ? '0' : '1';
   }
   return {
-    program: program.path,
+    program: resolve(program.path),
     method: methodName,
     manifestDigest: program.manifestDigest,
     weights,
