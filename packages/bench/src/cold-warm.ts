@@ -18,7 +18,7 @@ import {
 } from './types.js';
 
 const METHOD_COLD =
-  'fresh child process, cache file and its weight-digest record deleted first: Module.load + loadMethod (packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
+  'fresh child process, cache file, its weight-digest record and its method plans deleted first: Module.load + loadMethod (packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
 const METHOD_COLD_SAVED =
   'as the cold start, with save_weight_cache_on_disk = true: data synced and index committed before the method is runnable; median of the runs';
 const METHOD_WARM =
