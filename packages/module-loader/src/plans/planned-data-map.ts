@@ -1,6 +1,7 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import type { SafetensorsFile } from '../safetensors/file.js';
 import type { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
+import { OrderedKeys } from '../safetensors/ordered-keys.js';
 import type { MappedTensorView } from '../safetensors/tensor-view.js';
 
 /**
@@ -13,15 +14,13 @@ export class PlanMismatch extends Error {}
  * The tensors of a method by cache key, as a method plan gives them: keys and shapes are
  * known without reading any weight file. Only a layer that misses the cache reads its data;
  * then (once) the weights are resolved and the tensor's content key and shape are checked
- * against the plan before a byte is handed out (PlanMismatch otherwise). Keys are served in
- * the order they were added, as ContentKeyedDataMap serves them.
+ * against the plan before a byte is handed out (PlanMismatch otherwise). Keys are found as
+ * ContentKeyedDataMap finds them (OrderedKeys).
  */
 export class PlannedDataMap implements NamedDataMap {
-  readonly #keys: string[] = [];
+  readonly #keys = new OrderedKeys();
   readonly #names: string[] = [];
   readonly #shapes: (readonly number[])[] = [];
-  #next = 0;
-  #byKey: Map<string, number> | null = null;
   #resolved = false;
 
   /** `resolveWeights` learns the weight files' tables (called before the first data read). */
@@ -37,24 +36,19 @@ export class PlannedDataMap implements NamedDataMap {
 
   /** Adds the tensor the program calls `name`, planned as `key` of `shape`. */
   add(key: string, name: string, shape: readonly number[]): void {
-    this.#keys.push(key);
+    this.#keys.add(key);
     this.#names.push(name);
     this.#shapes.push(shape);
   }
 
   get(key: string): TensorView | undefined {
-    let at = this.#next;
-    if (this.#keys[at] !== key) {
-      const found = this.#index().get(key);
-      if (found === undefined) return undefined;
-      at = found;
-    }
-    this.#next = at + 1;
+    const at = this.#keys.find(key);
+    if (at < 0) return undefined;
     return new PlannedTensorView(key, this.#shapes[at] as readonly number[], this, at);
   }
 
   names(): Iterable<string> {
-    return this.#index().keys();
+    return this.#keys.names();
   }
 
   release(view: TensorView): void {
@@ -79,25 +73,13 @@ export class PlannedDataMap implements NamedDataMap {
     const planned = this.#shapes[at] as readonly number[];
     if (
       view === undefined ||
-      file.contentKeyAt(index) !== this.#keys[at] ||
+      file.contentKeyAt(index) !== this.#keys.at(at) ||
       view.shape.length !== planned.length ||
       view.shape.some((size, i) => size !== planned[i])
     ) {
       throw new PlanMismatch(`tensor "${name}" is not what the method plan says`);
     }
     return view;
-  }
-
-  /** First position of each key (equal bytes, one entry). */
-  #index(): Map<string, number> {
-    if (this.#byKey === null) {
-      const byKey = new Map<string, number>();
-      this.#keys.forEach((key, at) => {
-        if (!byKey.has(key)) byKey.set(key, at);
-      });
-      this.#byKey = byKey;
-    }
-    return this.#byKey;
   }
 }
 

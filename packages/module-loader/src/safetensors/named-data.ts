@@ -3,6 +3,7 @@ import { ModuleLoaderError } from '../errors.js';
 import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
 import type { KnownFile, KnownFileSource } from './known-files.js';
+import { OrderedKeys } from './ordered-keys.js';
 import { MappedTensorView } from './tensor-view.js';
 
 /**
@@ -169,12 +170,9 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
  * surviving the build (views handed out are never reused, so identities never mix).
  */
 export class ContentKeyedDataMap implements NamedDataMap {
-  readonly #keys: string[] = [];
+  readonly #keys = new OrderedKeys();
   readonly #files: SafetensorsFile[] = [];
   readonly #indices: number[] = [];
-  /** Position of the next key expected by get(). */
-  #next = 0;
-  #byKey: Map<string, number> | null = null;
 
   constructor(readonly source: SafetensorsNamedDataMap) {}
 
@@ -189,41 +187,23 @@ export class ContentKeyedDataMap implements NamedDataMap {
   /** @internal Adds tensor `index` of `file` (a file of the source); returns its key. */
   addAt(file: SafetensorsFile, index: number): string {
     const key = file.contentKeyAt(index);
-    this.#keys.push(key);
+    this.#keys.add(key);
     this.#files.push(file);
     this.#indices.push(index);
-    if (this.#byKey !== null && !this.#byKey.has(key)) this.#byKey.set(key, this.#keys.length - 1);
     return key;
   }
 
   get(key: string): TensorView | undefined {
-    let at = this.#next;
-    if (this.#keys[at] !== key) {
-      const found = this.#index().get(key);
-      if (found === undefined) return undefined;
-      at = found;
-    }
-    this.#next = at + 1;
+    const at = this.#keys.find(key);
+    if (at < 0) return undefined;
     return (this.#files[at] as SafetensorsFile).freshViewAt(this.#indices[at] as number);
   }
 
   names(): Iterable<string> {
-    return this.#index().keys();
+    return this.#keys.names();
   }
 
   release(view: TensorView): void {
     this.source.release(view);
-  }
-
-  /** First position of each key (equal bytes, one entry). */
-  #index(): Map<string, number> {
-    if (this.#byKey === null) {
-      const byKey = new Map<string, number>();
-      this.#keys.forEach((key, at) => {
-        if (!byKey.has(key)) byKey.set(key, at);
-      });
-      this.#byKey = byKey;
-    }
-    return this.#byKey;
   }
 }
