@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readRegularFile } from '../files/read-regular-file.js';
+import { readMemoFile, replaceMemoFile } from '../files/memo-file.js';
 import type { LoadedProgram } from '../program/program.js';
 import { sameIdentity } from '../safetensors/identity.js';
 import { trustworthy } from '../safetensors/known-files.js';
@@ -67,16 +65,10 @@ export class MethodPlans {
     // The oldest plans go first; the others are written back as they were read.
     const kept = others.slice(Math.max(0, others.length - (MAX_METHOD_PLANS - 1)));
     const text = encodePlanFile([...kept, encodePlan(plan)]);
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      writeFileSync(temp, text, { flag: 'wx', mode: 0o644 });
-      renameSync(temp, this.path);
-      return true;
-    } catch (error) {
-      rmSync(temp, { force: true });
-      warn(`cannot write ${this.path} (${(error as Error).message}); the plan is not kept`);
-      return false;
-    }
+    const error = replaceMemoFile(this.path, text);
+    if (error === undefined) return true;
+    warn(`cannot write ${this.path} (${error.message}); the plan is not kept`);
+    return false;
   }
 }
 
@@ -101,22 +93,7 @@ function sameAddress(raw: unknown, program: string, method: string): boolean {
 
 /** The encoded plans of the file, or undefined when it is absent or corrupt (warned). */
 function readPlans(path: string): unknown[] | undefined {
-  let text: string;
-  try {
-    text = new TextDecoder().decode(
-      readRegularFile(path, MAX_METHOD_PLANS_BYTES, { file: path, field: '$' }),
-    );
-  } catch (error) {
-    const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code !== 'ENOENT') warn(`ignoring ${path}: ${(error as Error).message}`);
-    return undefined;
-  }
-  try {
-    return decodePlans(text);
-  } catch (error) {
-    warn(`ignoring ${path}: ${(error as Error).message}`);
-    return undefined;
-  }
+  return readMemoFile(path, MAX_METHOD_PLANS_BYTES, decodePlans, warn);
 }
 
 function warn(message: string): void {

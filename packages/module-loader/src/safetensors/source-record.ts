@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readRegularFile } from '../files/read-regular-file.js';
+import { readMemoFile, replaceMemoFile } from '../files/memo-file.js';
 import { type FileIdentity, sameIdentity } from './identity.js';
 import {
   type KnownFile,
@@ -89,13 +87,9 @@ export class SourceRecord implements KnownFileSource {
     }
     while (merged.size > MAX_SOURCE_RECORD_FILES)
       merged.delete(merged.keys().next().value as string);
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      writeFileSync(temp, encodeRecord(merged.values()), { flag: 'wx', mode: 0o644 });
-      renameSync(temp, this.path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      warn(`cannot write ${this.path} (${(error as Error).message}); digests are not remembered`);
+    const error = replaceMemoFile(this.path, encodeRecord(merged.values()));
+    if (error !== undefined) {
+      warn(`cannot write ${this.path} (${error.message}); digests are not remembered`);
       return false;
     }
     for (const file of merged.values()) {
@@ -175,22 +169,7 @@ const persistedDigests = new WeakMap<RememberedFile, number>();
 
 /** The record's files, or undefined when it is absent; corrupt ⇒ undefined with a warning. */
 function readRecord(path: string): DecodedRecord | undefined {
-  let text: string;
-  try {
-    text = new TextDecoder().decode(
-      readRegularFile(path, MAX_SOURCE_RECORD_BYTES, { file: path, field: '$' }),
-    );
-  } catch (error) {
-    const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code !== 'ENOENT') warn(`ignoring ${path}: ${(error as Error).message}`);
-    return undefined;
-  }
-  try {
-    return decodeRecord(text);
-  } catch (error) {
-    warn(`ignoring ${path}: ${(error as Error).message}`);
-    return undefined;
-  }
+  return readMemoFile(path, MAX_SOURCE_RECORD_BYTES, decodeRecord, warn);
 }
 
 function warn(message: string): void {

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readRegularFile } from './read-regular-file.js';
+
+/**
+ * Files kept next to a cache that only save work (the weight-sources record, the method
+ * plans): losing one costs a re-read, so every failure is a warning, never an error.
+ */
+
+/**
+ * The decoded contents of the memo file at `path`, or undefined when it is absent, not a
+ * regular file, over `maxBytes` or fails `decode` (all but absence are reported to `warn`).
+ */
+export function readMemoFile<T>(
+  path: string,
+  maxBytes: number,
+  decode: (text: string) => T,
+  warn: (message: string) => void,
+): T | undefined {
+  let text: string;
+  try {
+    text = new TextDecoder().decode(readRegularFile(path, maxBytes, { file: path, field: '$' }));
+  } catch (error) {
+    const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
+    if (cause?.code !== 'ENOENT') warn(`ignoring ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
+  try {
+    return decode(text);
+  } catch (error) {
+    warn(`ignoring ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
+ * Replaces the file at `path` with `text` by temp file + rename, so readers see the old or
+ * the new file, whole. Returns the error instead of throwing (nothing is left behind).
+ */
+export function replaceMemoFile(path: string, text: string): Error | undefined {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    writeFileSync(temp, text, { flag: 'wx', mode: 0o644 });
+    renameSync(temp, path);
+    return undefined;
+  } catch (error) {
+    rmSync(temp, { force: true });
+    return error as Error;
+  }
+}
