@@ -49,7 +49,8 @@ describe('memlayer run', () => {
     const warm = JSON.parse(
       (await memlayer(['run', programPath, '--cache', cache, '--batch', '3', '--json'])).stdout,
     );
-    expect(warm).toMatchObject({ packs: 0, cacheHits: 4 });
+    expect(coldReport.fromPlan).toBe(false);
+    expect(warm).toMatchObject({ packs: 0, cacheHits: 4, fromPlan: true });
     // The warm start trusted the weight file from a stat: nothing opened or hashed.
     expect(coldReport.weights.filesStatted).toBeGreaterThan(0);
     expect(warm.weights).toMatchObject({ filesStatted: 1, filesOpened: 0, bytesHashed: 0 });
