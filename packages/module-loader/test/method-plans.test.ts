@@ -46,12 +46,17 @@ interface Start {
 }
 
 /** One start as a fresh process makes it (memo and records forgotten), run once. */
-function start(programPath: string, cachePath: string): Start {
+function start(
+  programPath: string,
+  cachePath: string,
+  onOperatorCreated?: (progress: OperatorProgress) => void,
+): Start {
   processMemo.clear();
   forgetSourceRecords();
   const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
   try {
-    const module = new Module(programPath, { registry: createDefaultRegistry() });
+    const registry = createDefaultRegistry({ xnnpack: { onOperatorCreated } });
+    const module = new Module(programPath, { registry });
     module.load(
       new LoadBackendOptionsMap().setOptions(
         'XnnpackBackend',
@@ -154,6 +159,26 @@ describe('method plans', () => {
     // The misses resolved the weights (tables and digests from the record) to check them.
     expect(repacked.stats).toMatchObject({ filesKnown: 2, tensorsHashed: 0 });
     expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
+  });
+
+  test('progress events count the same operators and bytes with and without the plan', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const events: OperatorProgress[][] = [[], []];
+    start(program, cachePath, (event) => events[0]?.push(event));
+    expect(start(program, cachePath, (event) => events[1]?.push(event)).fromPlan).toBe(true);
+    const totals = (list: OperatorProgress[] | undefined) =>
+      list?.map(({ operators, totalOperators, weightBytes, totalWeightBytes }) => [
+        operators,
+        totalOperators,
+        weightBytes,
+        totalWeightBytes,
+      ]);
+    expect(totals(events[1])).toEqual(totals(events[0]));
+    expect(totals(events[0])).toEqual([
+      [1, 2, 24 * 16 * 4, (24 * 16 + 8 * 24) * 4],
+      [2, 2, (24 * 16 + 8 * 24) * 4, (24 * 16 + 8 * 24) * 4],
+    ]);
+    expect(events[1]?.map((event) => event.cacheHit)).toEqual([true, true]);
   });
 
   test('plans of two programs live side by side in one file', () => {
