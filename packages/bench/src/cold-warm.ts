@@ -23,8 +23,10 @@ const METHOD_COLD_SAVED =
   'as the cold start, with save_weight_cache_on_disk = true: data synced and index committed before the method is runnable; median of the runs';
 const METHOD_WARM =
   'fresh child process right after the cold one, same cache file (page cache warm): Module.load + loadMethod; median of the runs';
+const METHOD_WARM_NO_PLAN =
+  'fresh child process right after the warm one, its method plans deleted first (the weight-digest record kept): Module.load + loadMethod take every weight table from the record and check every node again (then write the plan anew); median of the runs';
 const METHOD_FLOOR =
-  'fresh child process right after the warm one, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); median of the runs';
+  'fresh child process right after the warm ones, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); median of the runs';
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 
@@ -41,6 +43,7 @@ export async function measureColdWarm(
   const cold: LoadResult[] = [];
   const coldSaved: LoadResult[] = [];
   const warm: LoadResult[] = [];
+  const warmNoPlan: LoadResult[] = [];
   const heap: LoadResult[] = [];
   const floor: FloorResult[] = [];
   let committedFileBytes = 0;
@@ -65,6 +68,8 @@ export async function measureColdWarm(
     // Read once the cold child has exited: its deferred commit has cut the growth tail.
     if (run === 0) committedFileBytes = statSync(cachePath).size;
     warm.push(await start('file', { execute }));
+    rmSync(methodPlansPath(cachePath), { force: true });
+    warmNoPlan.push(await start('file'));
     floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
     heap.push(await start('heap'));
     forgetCache(cachePath);
@@ -78,6 +83,7 @@ export async function measureColdWarm(
     coldMs: pick(cold, 'timeToRunnableMs'),
     coldSavedMs: pick(coldSaved, 'timeToRunnableMs'),
     warmMs: pick(warm, 'timeToRunnableMs'),
+    warmNoPlanMs: pick(warmNoPlan, 'timeToRunnableMs'),
     heapMs: pick(heap, 'timeToRunnableMs'),
     floorMs: median(floor.map((result) => result.floorMs)),
     coldMethodMs: pick(cold, 'methodLoadMs'),
@@ -85,6 +91,7 @@ export async function measureColdWarm(
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
     warmHits: Math.min(...warm.map((result) => result.cacheHits)),
     warmFromPlan: warm.every((result) => result.fromPlan),
+    warmNoPlanUsedNone: warmNoPlan.every((result) => !result.fromPlan),
     heapPacks: heap[0]?.packCalls ?? Number.NaN,
     runs,
     outputsMatch:
@@ -138,6 +145,12 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         method: METHOD_WARM,
       },
       {
+        label: `${size}: warm start without the method plan`,
+        value: r.warmNoPlanMs,
+        unit: 'ms',
+        method: METHOD_WARM_NO_PLAN,
+      },
+      {
         label: `${size}: floor (map + decode index + name table)`,
         value: r.floorMs,
         unit: 'ms',
@@ -180,6 +193,10 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         method: "fs.statSync after the cold start's process exited (its commit done)",
       },
     );
+    if (!r.warmFromPlan)
+      notes.push(`${size}: a warm start did not take its keys from the method plan.`);
+    if (!r.warmNoPlanUsedNone)
+      notes.push(`${size}: a warm start without plans found one (its plans were not deleted).`);
     if (r.warmPacks !== 0)
       notes.push(`${size}: the warm start packed ${r.warmPacks} times (expected 0).`);
     if (r.outputsMatch === false) notes.push(`${size}: warm output differs from cold output.`);
@@ -213,6 +230,14 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         unit: 'ms',
         higherIsBetter: false,
         method: `${METHOD_WARM} vs ${METHOD_FLOOR}`,
+      }),
+      compare({
+        label: `warm start with vs without its method plan, ${spec.label}`,
+        ours: { name: 'warm, keys from the plan', value: r.warmMs },
+        peer: { name: 'warm, weight record only', value: r.warmNoPlanMs },
+        unit: 'ms',
+        higherIsBetter: false,
+        method: `${METHOD_WARM} vs ${METHOD_WARM_NO_PLAN}`,
       }),
       compare({
         label: `warm start vs heap-only start, ${spec.label}`,

@@ -93,6 +93,8 @@ export interface ColdWarmResult {
   /** Cold start with save_weight_cache_on_disk = true (durable before runnable). */
   readonly coldSavedMs: number;
   readonly warmMs: number;
+  /** Warm start with the method plans deleted first (weight record only). */
+  readonly warmNoPlanMs: number;
   readonly heapMs: number;
   /** Map + decode index + name table of the same file, fresh process (the warm start's floor). */
   readonly floorMs: number;
@@ -102,6 +104,8 @@ export interface ColdWarmResult {
   readonly warmHits: number;
   /** Every warm start took its keys from the method plan. */
   readonly warmFromPlan: boolean;
+  /** No warm start without plans used one. */
+  readonly warmNoPlanUsedNone: boolean;
   readonly heapPacks: number;
   readonly runs: number;
   readonly outputsMatch: boolean | null;
