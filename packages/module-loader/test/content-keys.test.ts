@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import {
   type WeightStats,
   type XnnpackHandle,
 } from '../src/index.js';
+import { decodePlans } from '../src/plans/plan-codec.js';
 import {
   heapOnlyOutput,
   type LayerSpec,
@@ -43,6 +44,19 @@ function runChild(programPath: string, cachePath: string): ChildReport {
   );
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as ChildReport;
+}
+
+/** runChild, without waiting: several children at once. */
+function runChildConcurrently(programPath: string, cachePath: string): Promise<ChildReport> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--conditions=memlayer-source', '--import', 'tsx', CHILD, programPath, cachePath],
+      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+    );
+  });
 }
 
 const layers = (seed: number, names = ['w0', 'b0', 'w1', 'b1']): LayerSpec[] => [
@@ -191,6 +205,32 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     });
     expect(report.stats.bytesHashed).toBe((8 * 24 + 8) * 4);
     expect(report).toMatchObject({ cacheHits: 1, packs: 1 });
+  });
+
+  test('four processes starting four programs at once on one cache: a whole plans file, right outputs', async () => {
+    const programs = [1, 100, 200, 300].map((seed, i) =>
+      writeLinearProgram(join(dir, `p${i}`), layers(seed)),
+    );
+    const references = programs.map(heapOnlyOutput);
+    const cachePath = join(dir, 'weights.xpwc');
+    for (let round = 0; round < 2; round++) {
+      const reports = await Promise.all(
+        programs.map((program) => runChildConcurrently(program, cachePath)),
+      );
+      expect(reports.map((report) => report.output)).toEqual(references);
+    }
+    // Writers replace the file whole (temp + rename): it always parses. Plans written at the
+    // same moment may replace each other (the last rename wins); a start without its plan
+    // writes it again.
+    const plans = decodePlans(readFileSync(methodPlansPath(cachePath), 'utf8'));
+    expect(plans.length).toBeGreaterThan(0);
+    for (const [i, program] of programs.entries()) {
+      const report = runChild(program, cachePath);
+      expect(report).toMatchObject({ output: references[i], packs: 0, cacheHits: 2 });
+    }
+    const last = programs.map((program) => runChild(program, cachePath));
+    expect(last.map((report) => report.fromPlan)).toEqual([true, true, true, true]);
+    expect(last.map((report) => report.output)).toEqual(references);
   });
 
   test('a corrupt record next to the cache is ignored with a warning; outputs stay right', () => {
