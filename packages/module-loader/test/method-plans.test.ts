@@ -24,6 +24,7 @@ import {
   METHOD_PLAN_WARNING,
   Module,
   methodPlansPath,
+  type OperatorProgress,
   processMemo,
   type WeightStats,
   type XnnpackHandle,
@@ -55,7 +56,9 @@ function start(
   forgetSourceRecords();
   const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
   try {
-    const registry = createDefaultRegistry({ xnnpack: { onOperatorCreated } });
+    const registry = createDefaultRegistry({
+      xnnpack: onOperatorCreated === undefined ? {} : { onOperatorCreated },
+    });
     const module = new Module(programPath, { registry });
     module.load(
       new LoadBackendOptionsMap().setOptions(

@@ -27,6 +27,10 @@ export function keysFromPlan(
   const { hasBias, keys } = plan;
   let linear = 0;
   let key = 0;
+  // Models repeat a few shapes over many layers: consecutive nodes of one shape share its
+  // shape arrays (views' shapes are read-only).
+  let kernelShape: readonly number[] = [];
+  let biasShape: readonly number[] = [];
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
@@ -36,15 +40,19 @@ export function keysFromPlan(
     }
     const out = plan.outFeatures[linear] as number;
     const inputs = plan.inFeatures[linear] as number;
+    if (kernelShape[0] !== out || kernelShape[1] !== inputs) {
+      kernelShape = [out, inputs];
+      biasShape = [out];
+    }
     const kernelKey = keys[key++] as string;
     kernels[index] = kernelKey;
-    map.add(kernelKey, node.weight, [out, inputs]);
+    map.add(kernelKey, node.weight, kernelShape);
     if (bias === undefined) {
       biases[index] = null;
     } else {
       const biasKey = keys[key++] as string;
       biases[index] = biasKey;
-      map.add(biasKey, bias, [out]);
+      map.add(biasKey, bias, biasShape);
     }
     outFeatures[index] = out;
     inFeatures[index] = inputs;
