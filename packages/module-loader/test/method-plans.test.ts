@@ -234,6 +234,7 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
       fromPlan: false,
       cacheHits: 2,
     });
+    expect(swapped.warnings.join('\n')).toContain('is not what the method plan says');
   });
 
   test('a FIFO, a directory or an oversized file in its place: no hang, no read', () => {

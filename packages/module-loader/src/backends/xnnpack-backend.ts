@@ -175,6 +175,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
           // The weights are not what the plan says: start again the ordinary way (below),
           // which checks everything and plans anew.
           if (!(error instanceof PlanMismatch)) throw error;
+          plans?.rejected(program, methodName, error);
         }
       }
     }

@@ -57,6 +57,13 @@ export class MethodPlans {
     return fits(plan, program) ? plan : undefined;
   }
 
+  /** Reports a plan that was trusted but did not describe the weights (the start went on without it). */
+  rejected(program: LoadedProgram, method: string, error: Error): void {
+    warn(
+      `the plan of ${resolve(program.path)} "${method}" in ${this.path} was not used: ${error.message}`,
+    );
+  }
+
   /** Keeps `plan` (replacing the one of its program and method); false when not written. */
   save(plan: MethodPlan): boolean {
     const others = (readPlans(this.path) ?? []).filter(
