@@ -222,7 +222,7 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     // Writers replace the file whole (temp + rename): it always parses. Plans written at the
     // same moment may replace each other (the last rename wins); a start without its plan
     // writes it again.
-    const plans = decodePlans(readFileSync(methodPlansPath(cachePath), 'utf8'));
+    const plans = decodePlans(readFileSync(methodPlansPath(cachePath)));
     expect(plans.length).toBeGreaterThan(0);
     for (const [i, program] of programs.entries()) {
       const report = runChild(program, cachePath);

@@ -206,6 +206,15 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
     expect(start(program, cachePath)).toMatchObject({ fromPlan: true, warnings: [] });
   });
 
+  test('an older version of the file: no plan, no warning, replaced by the next save', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const path = methodPlansPath(cachePath);
+    writeFileSync(path, `{"format":"memlayer-method-plans","version":1,"check":""}\n{"plans":[]}`);
+    const first = start(program, cachePath);
+    expect(first).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false, warnings: [] });
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, warnings: [] });
+  });
+
   test('one key digit rotted: its check digest differs, the plan is not used', () => {
     const program = writeLinearProgram(join(dir, 'a'), layers(1));
     start(program, cachePath);
@@ -223,7 +232,7 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
     const program = writeLinearProgram(join(dir, 'a'), layers(1));
     start(program, cachePath);
     const path = methodPlansPath(cachePath);
-    const plan = decodePlan(decodePlans(readFileSync(path, 'utf8'))[0]);
+    const plan = decodePlan(decodePlans(readFileSync(path))[0]);
     const [k0, b0, k1, b1] = plan.keys as [string, string, string, string];
     writeFileSync(path, encodePlanFile([encodePlan({ ...plan, keys: [k1, b1, k0, b0] })]));
     const swapped = start(program, cachePath);

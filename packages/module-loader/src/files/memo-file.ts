@@ -14,19 +14,19 @@ import { readRegularFile } from './read-regular-file.js';
 export function readMemoFile<T>(
   path: string,
   maxBytes: number,
-  decode: (text: string) => T,
+  decode: (bytes: Uint8Array) => T,
   warn: (message: string) => void,
 ): T | undefined {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = new TextDecoder().decode(readRegularFile(path, maxBytes, { file: path, field: '$' }));
+    bytes = readRegularFile(path, maxBytes, { file: path, field: '$' });
   } catch (error) {
     const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
     if (cause?.code !== 'ENOENT') warn(`ignoring ${path}: ${(error as Error).message}`);
     return undefined;
   }
   try {
-    return decode(text);
+    return decode(bytes);
   } catch (error) {
     warn(`ignoring ${path}: ${(error as Error).message}`);
     return undefined;
@@ -34,10 +34,10 @@ export function readMemoFile<T>(
 }
 
 /**
- * Replaces the file at `path` with `text` by temp file + rename, so readers see the old or
+ * Replaces the file at `path` with `text` (or bytes) by temp file + rename, so readers see the old or
  * the new file, whole. Returns the error instead of throwing (nothing is left behind).
  */
-export function replaceMemoFile(path: string, text: string): Error | undefined {
+export function replaceMemoFile(path: string, text: string | Uint8Array): Error | undefined {
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     writeFileSync(temp, text, { flag: 'wx', mode: 0o644 });

@@ -3,7 +3,8 @@ import type { FileIdentity } from '../safetensors/identity.js';
 import { decodeBigInt, decodeIdentity, encodeIdentity } from '../safetensors/record-codec.js';
 
 export const METHOD_PLANS_FORMAT = 'memlayer-method-plans';
-export const METHOD_PLANS_VERSION = 1;
+/** 2: the file's bytes checked as a whole (1: a check per plan over its parsed fields). */
+export const METHOD_PLANS_VERSION = 2;
 /** Plans one file keeps (per program path and method); the least recently saved go first. */
 export const MAX_METHOD_PLANS = 64;
 /** Linear nodes a plan may describe (a manifest holds far fewer: it is capped at 16 MiB). */
@@ -32,9 +33,11 @@ export interface MethodPlan {
   readonly weights: readonly PlannedWeightFile[];
   /** Nodes of the method's graph (linear or not). */
   readonly nodes: number;
-  /** Per linear node, in graph order: output and input features. */
-  readonly outFeatures: readonly number[];
-  readonly inFeatures: readonly number[];
+  /**
+   * Per linear node, in graph order: its output then its input features (as stored: each
+   * is checked to be a positive integer where it is used, see keysFromPlan).
+   */
+  readonly features: readonly unknown[];
   /** Per linear node: '1' when it has a bias. */
   readonly hasBias: string;
   /** Per linear node: its kernel's key, then its bias's key when it has one. */
@@ -52,17 +55,11 @@ export interface EncodedPlan {
   bias: string;
   /** The keys joined by ','. */
   keys: string;
-  /** Hex SHA-256 of every field above (see checkOf): a plan that rotted is not used. */
-  check: string;
 }
 
 /** A plan as the file stores it (features interleaved, keys joined, bigints as strings). */
 export function encodePlan(plan: MethodPlan): EncodedPlan {
-  const features: number[] = [];
-  for (let i = 0; i < plan.outFeatures.length; i++) {
-    features.push(plan.outFeatures[i] as number, plan.inFeatures[i] as number);
-  }
-  const encoded = {
+  return {
     program: plan.program,
     method: plan.method,
     manifest: plan.manifestDigest,
@@ -71,50 +68,57 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
       readAtNs: String(readAtNs),
     })),
     nodes: plan.nodes,
-    features,
+    features: plan.features as number[],
     bias: plan.hasBias,
     keys: plan.keys.join(','),
   };
-  return { ...encoded, check: checkOf(encoded) };
 }
 
 /**
- * The digest of an encoded plan's fields. A key or feature that rotted on disk could name
- * another entry of the cache (same bytes packed for another shape): the plan is dropped
- * before any key is used. Hashing ~2 MB of keys costs ~2 ms at 16384 layers.
+ * A plans file: one line of JSON with the format, version and the hex SHA-256 of the rest,
+ * then the plans as JSON. A key or feature that rotted on disk could name another entry of
+ * the cache (same bytes packed for another shape), so the file's bytes are checked before
+ * anything in it is parsed or used (hashing 2.3 MB, 16384 layers, costs ~2 ms).
  */
-function checkOf(plan: Omit<EncodedPlan, 'check'>): string {
-  const hash = createHash('sha256');
-  for (const field of [
-    plan.program,
-    plan.method,
-    plan.manifest,
-    JSON.stringify(plan.weights),
-    String(plan.nodes),
-    plan.features.join(','),
-    plan.bias,
-    plan.keys,
-  ]) {
-    hash.update(field, 'utf8').update('\n');
-  }
-  return hash.digest('hex');
+export function encodePlanFile(plans: readonly unknown[]): Uint8Array {
+  const body = Buffer.from(JSON.stringify({ plans }));
+  const check = createHash('sha256').update(body).digest('hex');
+  const head = JSON.stringify({
+    format: METHOD_PLANS_FORMAT,
+    version: METHOD_PLANS_VERSION,
+    check,
+  });
+  return Buffer.concat([Buffer.from(`${head}\n`), body]);
 }
 
-/** A plans file of encoded plans (from encodePlan, or as decodePlans read them). */
-export function encodePlanFile(plans: readonly unknown[]): string {
-  return JSON.stringify({ format: METHOD_PLANS_FORMAT, version: METHOD_PLANS_VERSION, plans });
-}
+/** Longest first line a plans file may have (format, version and check fit well within). */
+const MAX_HEAD_BYTES = 256;
 
 /**
- * The plans of a file's text, each still encoded (a plan is decoded only when its program
- * and method are asked for). Throws a plain Error when the text is not a plans file.
+ * The plans of a file, each still encoded (a plan is decoded only when its program and
+ * method are asked for). Throws a plain Error when the bytes are not a plans file or
+ * differ from their check digest.
  */
-export function decodePlans(text: string): unknown[] {
-  const json = JSON.parse(text) as Record<string, unknown>;
-  if (json?.['format'] !== METHOD_PLANS_FORMAT || json['version'] !== METHOD_PLANS_VERSION) {
-    throw new Error(`not a ${METHOD_PLANS_FORMAT} v${METHOD_PLANS_VERSION} file`);
+export function decodePlans(bytes: Uint8Array): unknown[] {
+  const newline = bytes.subarray(0, MAX_HEAD_BYTES).indexOf(0x0a);
+  if (newline < 0) throw new Error('no header line');
+  const head = JSON.parse(Buffer.from(bytes.subarray(0, newline)).toString('latin1')) as Record<
+    string,
+    unknown
+  >;
+  if (head?.['format'] !== METHOD_PLANS_FORMAT)
+    throw new Error(`not a ${METHOD_PLANS_FORMAT} file`);
+  const version = head['version'];
+  // An older version of this package's own file holds nothing usable: the next save replaces it.
+  if (typeof version === 'number' && version < METHOD_PLANS_VERSION) return [];
+  if (version !== METHOD_PLANS_VERSION) {
+    throw new Error(`version ${String(version)} is not ${METHOD_PLANS_VERSION}`);
   }
-  const plans = json['plans'];
+  const body = bytes.subarray(newline + 1);
+  if (createHash('sha256').update(body).digest('hex') !== head['check']) {
+    throw new Error('check digest differs: the file changed on disk');
+  }
+  const plans = (JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>)?.['plans'];
   if (!Array.isArray(plans) || plans.length > MAX_METHOD_PLANS) throw new Error('bad plans');
   return plans;
 }
@@ -130,13 +134,13 @@ const HEX_DIGEST = /^[0-9a-f]{64}$/;
 const BIAS_FLAGS = /^[01]*$/;
 
 /**
- * An encoded plan, checked for shape: every count agrees with every other and every
- * feature is a positive integer. Keys are not checked one by one: a wrong key misses the
+ * An encoded plan, checked for shape: every count agrees with every other (each feature is
+ * checked where it is used). Keys are not checked one by one: a wrong key misses the
  * cache (entries are checked by name, layout and size) and a miss verifies the key against
  * the tensor's content before packing. Throws a plain Error when malformed.
  */
 export function decodePlan(raw: unknown): MethodPlan {
-  const { program, method, manifest, weights, nodes, features, bias, keys, check } = (raw ??
+  const { program, method, manifest, weights, nodes, features, bias, keys } = (raw ??
     {}) as Partial<EncodedPlan>;
   if (typeof program !== 'string' || typeof method !== 'string') throw new Error('bad address');
   if (typeof manifest !== 'string' || !HEX_DIGEST.test(manifest)) throw new Error('bad manifest');
@@ -149,29 +153,8 @@ export function decodePlan(raw: unknown): MethodPlan {
   if (!Array.isArray(features) || features.length !== 2 * linear || linear > (nodes as number)) {
     throw new Error('bad features');
   }
-  const outFeatures = new Array<number>(linear);
-  const inFeatures = new Array<number>(linear);
-  let biases = 0;
-  for (let i = 0; i < linear; i++) {
-    const out = features[2 * i];
-    const inputs = features[2 * i + 1];
-    if (!isFeatureCount(out) || !isFeatureCount(inputs)) throw new Error('bad features');
-    outFeatures[i] = out;
-    inFeatures[i] = inputs;
-    if (bias.charCodeAt(i) === 49) biases++;
-  }
+  const biases = linear - bias.replaceAll('1', '').length;
   if (typeof keys !== 'string') throw new Error('bad keys');
-  const encoded = {
-    program,
-    method,
-    manifest,
-    weights,
-    nodes: nodes as number,
-    features,
-    bias,
-    keys,
-  };
-  if (check !== checkOf(encoded)) throw new Error('check digest differs: the plan changed on disk');
   const split = linear === 0 ? [] : keys.split(',');
   if (split.length !== linear + biases) throw new Error('bad keys');
   return {
@@ -183,13 +166,13 @@ export function decodePlan(raw: unknown): MethodPlan {
       readAtNs: decodeBigInt(file?.['readAtNs'], 'bad readAtNs'),
     })),
     nodes: nodes as number,
-    outFeatures,
-    inFeatures,
+    features,
     hasBias: bias,
     keys: split,
   };
 }
 
-function isFeatureCount(value: unknown): value is number {
+/** A feature count a plan may give: a positive 32-bit integer. */
+export function isFeatureCount(value: unknown): value is number {
   return typeof value === 'number' && (value | 0) === value && value > 0;
 }

@@ -3,7 +3,7 @@ import { NodeKeyColumns } from '../backends/node-keys.js';
 import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import type { LoadedProgram } from '../program/program.js';
 import { trustworthy } from '../safetensors/known-files.js';
-import type { MethodPlan, PlannedWeightFile } from './plan-codec.js';
+import { isFeatureCount, type MethodPlan, type PlannedWeightFile } from './plan-codec.js';
 import type { PlannedDataMap } from './planned-data-map.js';
 
 const ONE = 49; // '1'
@@ -38,8 +38,9 @@ export function keysFromPlan(
     if (linear >= hasBias.length || (hasBias.charCodeAt(linear) === ONE) !== (bias !== undefined)) {
       return undefined;
     }
-    const out = plan.outFeatures[linear] as number;
-    const inputs = plan.inFeatures[linear] as number;
+    const out = plan.features[2 * linear];
+    const inputs = plan.features[2 * linear + 1];
+    if (!isFeatureCount(out) || !isFeatureCount(inputs)) return undefined;
     if (kernelShape[0] !== out || kernelShape[1] !== inputs) {
       kernelShape = [out, inputs];
       biasShape = [out];
@@ -80,16 +81,14 @@ export function planFrom(
     if (!trustworthy(known, file.identity)) return undefined;
     weights.push({ identity: file.identity, readAtNs: known.readAtNs });
   }
-  const outFeatures: number[] = [];
-  const inFeatures: number[] = [];
+  const features: number[] = [];
   const planned: string[] = [];
   let hasBias = '';
   for (let index = 0; index < method.graph.length; index++) {
     const kernel = keys.kernels[index];
     if (kernel === undefined) continue;
     const bias = keys.biases[index] ?? null;
-    outFeatures.push(keys.outFeatures[index] as number);
-    inFeatures.push(keys.inFeatures[index] as number);
+    features.push(keys.outFeatures[index] as number, keys.inFeatures[index] as number);
     planned.push(kernel);
     if (bias !== null) planned.push(bias);
     hasBias += bias === null ? '0' : '1';
@@ -100,8 +99,7 @@ export function planFrom(
     manifestDigest: program.manifestDigest,
     weights,
     nodes: method.graph.length,
-    outFeatures,
-    inFeatures,
+    features,
     hasBias,
     keys: planned,
   };

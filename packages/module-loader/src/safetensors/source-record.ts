@@ -169,7 +169,12 @@ const persistedDigests = new WeakMap<RememberedFile, number>();
 
 /** The record's files, or undefined when it is absent; corrupt ⇒ undefined with a warning. */
 function readRecord(path: string): DecodedRecord | undefined {
-  return readMemoFile(path, MAX_SOURCE_RECORD_BYTES, decodeRecord, warn);
+  return readMemoFile(
+    path,
+    MAX_SOURCE_RECORD_BYTES,
+    (bytes) => decodeRecord(new TextDecoder().decode(bytes)),
+    warn,
+  );
 }
 
 function warn(message: string): void {
