@@ -13,8 +13,9 @@ export class NodeKeyColumns implements ReadonlyMap<number, NodeKeys> {
   #all: Map<number, NodeKeys> | null = null;
 
   /**
-   * `size`: the linear nodes (kernels set). `outFeatures` and `inFeatures`: each linear
-   * node's kernel is [out, in] (0 for other nodes).
+   * `size`: the linear nodes (kernels set). A linear node's kernel is
+   * [outFeatures, inFeatures]; `inFeatures` is 0 for other nodes (`outFeatures` may hold
+   * their output width).
    */
   constructor(
     readonly kernels: readonly (string | undefined)[],

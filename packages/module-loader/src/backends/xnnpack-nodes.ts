@@ -56,8 +56,8 @@ export function checkAndKeyNodes(
   // Features of each node's output. A node that reads the value defined just before it (a
   // chain) needs no look-up; a map of every value is made at the first one that does not.
   const widths = new Int32Array(graph.length);
+  // Input features of each linear node (0 for other nodes).
   const inputs = new Int32Array(graph.length);
-  const outputs = new Int32Array(graph.length);
   let features: Map<string, number> | null = null;
   const lastInput = method.inputs[method.inputs.length - 1] as MethodInput;
   const namedData = context.program.namedData;
@@ -110,7 +110,6 @@ export function checkAndKeyNodes(
     }
     widths[index] = outFeatures;
     inputs[index] = inFeatures;
-    outputs[index] = outFeatures;
     features?.set(node.output, outFeatures);
     linearNodes++;
     if (keyed === null) {
@@ -122,7 +121,7 @@ export function checkAndKeyNodes(
         bias === undefined ? null : keyed.addAt(files[biasFile] as SafetensorsFile, biasAt);
     }
   }
-  return new NodeKeyColumns(kernels, biases, linearNodes, outputs, inputs);
+  return new NodeKeyColumns(kernels, biases, linearNodes, widths, inputs);
 }
 
 /** Features of the method's inputs and of the outputs of the nodes before `end`, by name. */

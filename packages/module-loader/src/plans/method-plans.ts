@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { readMemoFile, replaceMemoFile } from '../files/memo-file.js';
 import type { LoadedProgram } from '../program/program.js';
-import { sameIdentity } from '../safetensors/identity.js';
 import { trustworthy } from '../safetensors/known-files.js';
 import {
   decodePlan,
@@ -85,10 +84,8 @@ function fits(plan: MethodPlan, program: LoadedProgram): boolean {
   const files = program.namedData.files;
   if (plan.weights.length !== files.length) return false;
   for (let i = 0; i < files.length; i++) {
-    const planned = plan.weights[i];
-    const identity = (files[i] as (typeof files)[number]).identity;
-    if (planned === undefined || !sameIdentity(planned.identity, identity)) return false;
-    if (!trustworthy(planned, identity)) return false;
+    // trustworthy: the same identity, read after the file had settled.
+    if (!trustworthy(plan.weights[i], (files[i] as (typeof files)[number]).identity)) return false;
   }
   return true;
 }

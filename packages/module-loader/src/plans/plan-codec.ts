@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FileIdentity } from '../safetensors/identity.js';
-import { decodeBigInt, decodeIdentity, encodeIdentity } from '../safetensors/record-codec.js';
+import { decodeReadIdentity, encodeReadIdentity } from '../safetensors/record-codec.js';
 
 export const METHOD_PLANS_FORMAT = 'memlayer-method-plans';
 /** 2: the file's bytes checked as a whole (1: a check per plan over its parsed fields). */
@@ -63,10 +63,7 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
     program: plan.program,
     method: plan.method,
     manifest: plan.manifestDigest,
-    weights: plan.weights.map(({ identity, readAtNs }) => ({
-      ...encodeIdentity(identity),
-      readAtNs: String(readAtNs),
-    })),
+    weights: plan.weights.map(({ identity, readAtNs }) => encodeReadIdentity(identity, readAtNs)),
     nodes: plan.nodes,
     features: plan.features as number[],
     bias: plan.hasBias,
@@ -161,10 +158,7 @@ export function decodePlan(raw: unknown): MethodPlan {
     program,
     method,
     manifestDigest: manifest,
-    weights: weights.map((file) => ({
-      identity: decodeIdentity(file),
-      readAtNs: decodeBigInt(file?.['readAtNs'], 'bad readAtNs'),
-    })),
+    weights: weights.map(decodeReadIdentity),
     nodes: nodes as number,
     features,
     hasBias: bias,

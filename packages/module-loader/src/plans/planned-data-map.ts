@@ -1,5 +1,4 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
-import type { SafetensorsFile } from '../safetensors/file.js';
 import type { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { OrderedKeys } from '../safetensors/ordered-keys.js';
 import type { MappedTensorView } from '../safetensors/tensor-view.js';
@@ -62,13 +61,9 @@ export class PlannedDataMap implements NamedDataMap {
       this.#resolved = true;
     }
     const name = this.#names[at] as string;
-    const source = this.source;
-    const slot = source.slotOf(name);
-    if (slot < 0) throw new PlanMismatch(`no tensor "${name}" in the weights`);
-    const { fileOfSlot, firstSlot } = source.slotColumns();
-    const f = fileOfSlot[slot] as number;
-    const file = source.files[f] as SafetensorsFile;
-    const index = slot - (firstSlot[f] as number);
+    const found = this.source.locate(name);
+    if (found === undefined) throw new PlanMismatch(`no tensor "${name}" in the weights`);
+    const { file, index } = found;
     const view = file.freshViewAt(index);
     const planned = this.#shapes[at] as readonly number[];
     if (

@@ -125,6 +125,12 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     return { fileOfSlot: this.#fileOfSlot, firstSlot: this.#firstSlot };
   }
 
+  /** @internal The file holding a tensor and its index in that file's table, or undefined. */
+  locate(name: string): { file: SafetensorsFile; index: number } | undefined {
+    const slot = this.slotOf(name);
+    return slot < 0 ? undefined : { file: this.#fileAt(slot), index: this.#indexAt(slot) };
+  }
+
   /** @internal The slot of a tensor; ERR_MANIFEST_INVALID when no file holds it. */
   requireSlot(name: string): number {
     const slot = this.slotOf(name);
@@ -178,10 +184,10 @@ export class ContentKeyedDataMap implements NamedDataMap {
 
   /** Adds a tensor by name; returns its key (ERR_MANIFEST_INVALID when no file holds it). */
   add(name: string): string {
-    const slot = this.source.requireSlot(name);
-    const { fileOfSlot, firstSlot } = this.source.slotColumns();
-    const f = fileOfSlot[slot] as number;
-    return this.addAt(this.source.files[f] as SafetensorsFile, slot - (firstSlot[f] as number));
+    const found = this.source.locate(name);
+    if (found === undefined) this.source.requireSlot(name); // throws ERR_MANIFEST_INVALID
+    const { file, index } = found as { file: SafetensorsFile; index: number };
+    return this.addAt(file, index);
   }
 
   /** @internal Adds tensor `index` of `file` (a file of the source); returns its key. */

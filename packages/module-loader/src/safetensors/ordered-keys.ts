@@ -10,12 +10,10 @@ export class OrderedKeys {
   #next = 0;
   #byKey: Map<string, number> | null = null;
 
-  /** Appends a key; returns its position. */
-  add(key: string): number {
-    const at = this.#keys.length;
+  /** Appends a key. */
+  add(key: string): void {
     this.#keys.push(key);
-    if (this.#byKey !== null && !this.#byKey.has(key)) this.#byKey.set(key, at);
-    return at;
+    if (this.#byKey !== null && !this.#byKey.has(key)) this.#byKey.set(key, this.#keys.length - 1);
   }
 
   /** The position of `key` (the expected one, else its first), or -1. */

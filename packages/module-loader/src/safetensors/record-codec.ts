@@ -36,8 +36,7 @@ export function encodeRecord(files: Iterable<RecordEntry>): string {
   for (const file of files) {
     const { identity, readAtNs } = file;
     rows.push({
-      ...encodeIdentity(identity),
-      readAtNs: String(readAtNs),
+      ...encodeReadIdentity(identity, readAtNs),
       table: file instanceof RememberedFile ? encodeTable(file.table) : file.table,
     });
   }
@@ -59,8 +58,7 @@ export function decodeRecord(text: string): DecodedRecord {
   if (!Array.isArray(files) || files.length > MAX_SOURCE_RECORD_FILES) throw new Error('bad files');
   const out = new Map<string, RecordEntry>();
   for (const raw of files as Record<string, unknown>[]) {
-    const identity = decodeIdentity(raw);
-    const readAtNs = decodeBigInt(raw['readAtNs'], `${identity.path}: bad readAtNs`);
+    const { identity, readAtNs } = decodeReadIdentity(raw);
     if (version === 2) {
       out.set(identity.path, { identity, readAtNs, table: raw['table'] });
     } else {
@@ -88,6 +86,23 @@ export function encodeIdentity(identity: FileIdentity): Record<string, string | 
     mtimeNs: String(identity.mtimeNs),
     ctimeNs: String(identity.ctimeNs),
   };
+}
+
+/** A file identity and when it was read, as records store them (see trustworthy). */
+export function encodeReadIdentity(
+  identity: FileIdentity,
+  readAtNs: bigint,
+): Record<string, unknown> {
+  return { ...encodeIdentity(identity), readAtNs: String(readAtNs) };
+}
+
+/** The identity and read time of a record's file row; throws when bad. */
+export function decodeReadIdentity(raw: Record<string, unknown>): {
+  identity: FileIdentity;
+  readAtNs: bigint;
+} {
+  const identity = decodeIdentity(raw);
+  return { identity, readAtNs: decodeBigInt(raw?.['readAtNs'], `${identity.path}: bad readAtNs`) };
 }
 
 /** A decimal bigint field of a record (ns times, dev, ino): 1–20 digits; else throws `message`. */
