@@ -10,6 +10,7 @@
             "sources": [
               "src/native/posix/platform.cc",
               "src/native/posix/sys.cc",
+              "src/native/posix/prefault.cc",
               "src/native/objects/file.cc",
               "src/native/objects/mapping.cc"
             ]

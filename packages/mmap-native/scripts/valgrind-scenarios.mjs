@@ -118,7 +118,7 @@ function scenarios(round) {
 
   // fdatasync on the thread pool, one of them still running when the file is closed
   const syncing = new addon.File(path, 1, 0);
-  pendingSyncs.push(syncing.syncAsync(true), syncing.syncAsync(false));
+  pendingWork.push(syncing.syncAsync(true), syncing.syncAsync(false));
   syncing.close();
   expectCode('EBADF', () => syncing.syncAsync(true));
 
@@ -129,15 +129,24 @@ function scenarios(round) {
   file.close();
   expectCode('EBADF', () => file.size());
 
+  // pages faulted in on the thread pool: a buffer dropped while that runs, one without a
+  // whole page, and a wrong argument
+  pendingWork.push(
+    addon.prefault(new ArrayBuffer(4 * page + 5)),
+    addon.prefault(new ArrayBuffer(8)),
+  );
+  expectCode('TypeError', () => addon.prefault(new Uint8Array(8)));
+
   // a file and a mapping dropped without close(): destructor and finalizer
   const dropped = new addon.File(path, 1, 0);
   dropped.map(0, page, true, MAX);
 }
 
-const pendingSyncs = [];
+// Work queued on the thread pool (syncAsync, prefault): each must settle without an error.
+const pendingWork = [];
 for (let round = 0; round < rounds; round++) scenarios(round);
-for (const outcome of await Promise.allSettled(pendingSyncs)) {
-  if (outcome.status !== 'fulfilled') failures.push(`syncAsync: ${outcome.reason}`);
+for (const outcome of await Promise.allSettled(pendingWork)) {
+  if (outcome.status !== 'fulfilled') failures.push(`thread-pool work: ${outcome.reason}`);
 }
 globalThis.gc?.();
 await new Promise((resolve) => setImmediate(resolve));

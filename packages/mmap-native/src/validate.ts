@@ -113,3 +113,8 @@ export function expectPermissions(value: unknown, name: string): number {
   }
   return value;
 }
+
+export function expectArrayBuffer(value: unknown, name: string): ArrayBuffer {
+  if (!(value instanceof ArrayBuffer)) fail('ERR_INVALID_ARG_TYPE', 'an ArrayBuffer', name, value);
+  return value;
+}

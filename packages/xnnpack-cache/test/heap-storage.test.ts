@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { pageSize } from '@memlayer/mmap-native';
 import { describe, expect, it } from 'vitest';
 import { HeapStorage, PACKED_ALLOCATION_ALIGNMENT, type PackedRegion } from '../src/index.js';
 
@@ -93,6 +95,25 @@ describe('HeapStorage', () => {
     expect(large?.bytes.byteOffset).toBe(0);
     expect(large?.bytes.buffer.byteLength).toBe(1 << 20);
     expect(large?.zeroed).toBe(true);
+  });
+
+  it('has the pages of a fresh buffer faulted in on another thread before they are written', async () => {
+    const MiB = 1024 * 1024;
+    const resident = () =>
+      Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * pageSize();
+    const storage = new HeapStorage();
+    const before = resident();
+    const region = storage.reserve(64 * MiB, { persistable: false });
+    if (region === null) throw new Error('reserve failed');
+    // Nothing writes the region: its pages become resident only through the prefault, which
+    // runs on the thread pool (bounded wait: it takes tens of milliseconds).
+    const deadline = Date.now() + 10_000;
+    while (resident() - before < 48 * MiB && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(resident() - before).toBeGreaterThan(48 * MiB);
+    expect(region.bytes.every((byte) => byte === 0)).toBe(true);
+    storage.close();
   });
 
   it('counts each reservation under its fallback reason', () => {

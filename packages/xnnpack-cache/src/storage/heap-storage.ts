@@ -1,3 +1,4 @@
+import { prefault } from '@memlayer/mmap-native';
 import { PACKED_ALLOCATION_ALIGNMENT, roundUp } from '../alignment.js';
 import { assertNonNegativeInteger } from '../errors.js';
 import type {
@@ -41,9 +42,11 @@ const MAX_CARVED_BYTES = 256 << 10;
  * to 256 KiB are carved from shared slabs at 64-byte aligned offsets; larger ones get a
  * buffer of their own. Every region is released on its own (its bytes count no more). Fresh
  * ArrayBuffer bytes are zero and slab bytes are never handed out twice, so every region is
- * `zeroed`. A slab is held only by the views of its regions (and while it is the one carved
- * from): the GC frees it when the last of them is released and dropped. Nothing is ever
- * persisted.
+ * `zeroed`. Each fresh buffer's pages are faulted in on a thread-pool thread while packing
+ * fills it from the front (mmap-native `prefault`): a fresh page costs a fault on its first
+ * write, which on a virtual machine costs more than packing its bytes. A slab is held only
+ * by the views of its regions (and while it is the one carved from): the GC frees it when
+ * the last of them is released and dropped. Nothing is ever persisted.
  */
 export class HeapStorage implements PackedStorage {
   readonly #maxBytes: number;
@@ -81,8 +84,9 @@ export class HeapStorage implements PackedStorage {
         };
         slab.cursor += reservedBytes;
       } else {
+        const buffer = freshBuffer(reservedBytes);
         region = {
-          bytes: new Uint8Array(new ArrayBuffer(reservedBytes), 0, n),
+          bytes: new Uint8Array(buffer, 0, n),
           reservedBytes,
           zeroed: true,
         };
@@ -138,9 +142,17 @@ export class HeapStorage implements PackedStorage {
     // The old slab's tail (< the region asked for) is left unused.
     let size = this.#nextSlabBytes;
     while (size < bytes) size *= 2;
-    const slab: Slab = { buffer: new ArrayBuffer(size), cursor: 0 };
+    const slab: Slab = { buffer: freshBuffer(size), cursor: 0 };
     this.#nextSlabBytes = Math.min(size * 2, MAX_SLAB_BYTES);
     this.#slab = slab;
     return slab;
   }
+}
+
+/** A zeroed ArrayBuffer whose pages start being faulted in on another thread. */
+function freshBuffer(bytes: number): ArrayBuffer {
+  const buffer = new ArrayBuffer(bytes);
+  // Advice only: its promise never rejects, and the buffer is usable at once.
+  void prefault(buffer);
+  return buffer;
 }

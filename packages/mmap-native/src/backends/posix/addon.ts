@@ -61,6 +61,8 @@ export interface NativeAddon {
   pageSize(): number;
   lockDescriptor(fd: number, kind: number, wait: boolean, path: string): void;
   externalBuffersAllowed(): boolean;
+  /** The pages of `buffer` faulted in writable on the thread pool (src/native/posix/prefault.cc). */
+  prefault(buffer: ArrayBuffer): Promise<boolean>;
 }
 
 /** Rebuilds the addon inside this repository. */

@@ -7,6 +7,7 @@
 #include "../util/addon_data.h"
 #include "../util/args.h"
 #include "../util/errors.h"
+#include "prefault.h"
 #include "sys.h"
 
 namespace mmap_native {
@@ -56,6 +57,7 @@ void InitPlatform(Napi::Env env, Napi::Object exports, AddonData* data) {
   exports.Set("File", file);
   exports.Set("pageSize", Napi::Function::New<PageSize>(env, "pageSize"));
   exports.Set("lockDescriptor", Napi::Function::New<LockDescriptor>(env, "lockDescriptor"));
+  exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
   exports.Set("liveMappings", Napi::Function::New<LiveMappings>(env, "liveMappings"));
   exports.Set("externalBuffersAllowed",
               Napi::Function::New<ExternalBuffersAllowed>(env, "externalBuffersAllowed"));

@@ -261,6 +261,24 @@ int AdviseRange(void* aligned_address, size_t length, int32_t advice) {
   return madvise(aligned_address, length, value) == 0 ? 0 : errno;
 }
 
+int PopulateWrite(void* aligned_address, size_t length) {
+#if defined(__linux__)
+// Linux's value since 5.14 (include/uapi/asm-generic/mman-common.h); older C headers lack it.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  int result;
+  do {
+    result = madvise(aligned_address, length, MADV_POPULATE_WRITE);
+  } while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+#else
+  (void)aligned_address;
+  (void)length;
+  return ENOSYS;
+#endif
+}
+
 int Residency(void* aligned_address, size_t length, unsigned char* vec) {
 #if defined(__APPLE__)
   return mincore(aligned_address, length, reinterpret_cast<char*>(vec)) == 0 ? 0 : errno;

@@ -76,6 +76,10 @@ int Unmap(void* address, size_t length);
 int64_t LiveMappings();
 int SyncRange(void* aligned_address, size_t length, int32_t mode);
 int AdviseRange(void* aligned_address, size_t length, int32_t advice);
+// Faults the pages of [aligned_address, +length) in writable without writing to them
+// (Linux 5.14+ MADV_POPULATE_WRITE): their bytes stay as they are, so another thread may
+// write them meanwhile. ENOSYS on systems without it, EINVAL on kernels older than 5.14.
+int PopulateWrite(void* aligned_address, size_t length);
 // vec receives one byte per page; bit 0 set when the page is resident.
 int Residency(void* aligned_address, size_t length, unsigned char* vec);
 
