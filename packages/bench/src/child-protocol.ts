@@ -69,6 +69,8 @@ export interface LoadResult {
   readonly rollupAfterRun: Record<string, number> | null;
   readonly outputChecksum: number | null;
   readonly cacheFileBytes: number;
+  /** VmHWM once the method is runnable (before any forward pass): the whole process. */
+  readonly peakRssBytes: number;
 }
 
 export interface CyclesResult {

@@ -29,7 +29,7 @@ import {
   type PackResult,
 } from './child-protocol.js';
 import { measureFloor } from './floor.js';
-import { fillWeights, nowMs, smapsRollup } from './measure.js';
+import { fillWeights, nowMs, peakRssBytes, smapsRollup } from './measure.js';
 
 const METHOD = 'forward';
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -82,6 +82,7 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
   const loaded = nowMs();
   module.loadMethod(METHOD);
   const runnable = nowMs();
+  const peakRss = peakRssBytes();
   const packing = packingStats();
   const handle = module.methodHandle(METHOD) as XnnpackHandle;
   const rollupAfter = smapsRollup();
@@ -115,6 +116,7 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
     rollupAfterRun,
     outputChecksum,
     cacheFileBytes: task.mode === 'file' ? fileSize(task.cachePath) : 0,
+    peakRssBytes: peakRss,
   };
   send('result', result);
   if (task.hold) await waitFor('exit');

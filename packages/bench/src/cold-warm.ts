@@ -97,6 +97,9 @@ export async function measureColdWarm(
     outputsMatch:
       cold[0]?.outputChecksum == null ? null : cold[0].outputChecksum === warm[0]?.outputChecksum,
     cacheFileBytes: committedFileBytes,
+    coldPeakRssBytes: median(cold.map((result) => result.peakRssBytes)),
+    heapPeakRssBytes: median(heap.map((result) => result.peakRssBytes)),
+    packedBytes: cold[0]?.packedBytesWritten ?? Number.NaN,
   };
   options.shared.coldWarm.set(spec.label, result);
   return result;
@@ -110,6 +113,45 @@ function forgetCache(cachePath: string): void {
   rmSync(cachePath, { force: true });
   rmSync(sourceRecordPath(cachePath), { force: true });
   rmSync(methodPlansPath(cachePath), { force: true });
+}
+
+/**
+ * Peak RSS of the cold and the heap-only start against what a load cannot do without: the
+ * packed bytes plus the largest layer's unpacked bytes (unpacked weights released as each
+ * layer is packed).
+ */
+function peakRssFigures(size: string, spec: ModelSpec, r: ColdWarmResult): Figure[] {
+  const largestLayerBytes = (spec.dim * spec.dim + spec.dim) * 4;
+  const bound = r.packedBytes + largestLayerBytes;
+  const how = (start: string) =>
+    `VmHWM of the ${start} child (/proc/self/status) once the method is runnable, before any forward pass: the whole process, Node's own memory included; median of the runs`;
+  const against = `the peak above / (packed bytes ${(r.packedBytes / MiB).toFixed(1)} MiB + the largest layer's unpacked bytes ${(largestLayerBytes / MiB).toFixed(2)} MiB), same run (target for 1 GiB: at most 1.15)`;
+  return [
+    {
+      label: `${size}: cold start peak RSS`,
+      value: r.coldPeakRssBytes / MiB,
+      unit: 'MiB',
+      method: `${how('cold start')}. Packed bytes go to the cache file through the page cache, not this process's memory`,
+    },
+    {
+      label: `${size}: cold start peak RSS / (packed + largest layer)`,
+      value: r.coldPeakRssBytes / bound,
+      unit: 'ratio',
+      method: against,
+    },
+    {
+      label: `${size}: heap-only start peak RSS`,
+      value: r.heapPeakRssBytes / MiB,
+      unit: 'MiB',
+      method: how('heap-only start'),
+    },
+    {
+      label: `${size}: heap-only start peak RSS / (packed + largest layer)`,
+      value: r.heapPeakRssBytes / bound,
+      unit: 'ratio',
+      method: against,
+    },
+  ];
 }
 
 export function coldWarmRuns(quick: boolean, spec: ModelSpec): number {
@@ -193,6 +235,7 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         method: "fs.statSync after the cold start's process exited (its commit done)",
       },
     );
+    figures.push(...peakRssFigures(size, spec, r));
     if (!r.warmFromPlan)
       notes.push(`${size}: a warm start did not take its keys from the method plan.`);
     if (!r.warmNoPlanUsedNone)

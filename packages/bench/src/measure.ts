@@ -34,6 +34,16 @@ export function smapsRollup(pid: number | 'self' = 'self'): Record<string, numbe
   return out;
 }
 
+/** Peak resident set of this process so far (VmHWM of /proc/self/status) in bytes; 0 off Linux. */
+export function peakRssBytes(): number {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
 /** A fixed pseudo-random f32 sequence (LCG), scaled so chained layers keep unit variance. */
 export function fillWeights(out: Float32Array, seed: number, scale: number): Float32Array {
   let s = seed >>> 0 || 1;

@@ -110,6 +110,11 @@ export interface ColdWarmResult {
   readonly runs: number;
   readonly outputsMatch: boolean | null;
   readonly cacheFileBytes: number;
+  /** Peak RSS (VmHWM) of the cold and of the heap-only start's process: medians. */
+  readonly coldPeakRssBytes: number;
+  readonly heapPeakRssBytes: number;
+  /** Bytes the cold start packed (packingStats().bytes). */
+  readonly packedBytes: number;
 }
 
 export interface BenchOptions {
