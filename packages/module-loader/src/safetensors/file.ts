@@ -3,7 +3,13 @@
 // file's one life cycle (recalled from the record or read, then mapped on demand). The
 // header parser, table codec, digests and checks live in sibling files.
 import { createHash, hash } from 'node:crypto';
-import { type MappedFile, type Mapping, MmapError, openMappedFile } from '@memlayer/mmap-native';
+import {
+  type MappedFile,
+  type Mapping,
+  MmapError,
+  openMappedFile,
+  pageSize,
+} from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
 import { contentKey } from './digest.js';
@@ -27,8 +33,13 @@ import { MAX_WINDOW_BYTES, planWindows, type WindowPlan } from './windows.js';
 /** 8-byte length + "{}": nothing shorter can be a safetensors file (checked from stat alone). */
 const MIN_FILE_BYTES = 10;
 
+/** Released weight pages leave the process in batches of at least this many bytes. */
+const DROP_BATCH_BYTES = 1024 * 1024;
+
 interface Window extends WindowPlan {
   mapping: Mapping | null;
+  /** File offset up to which released tensors' pages were dropped (see #dropPages). */
+  droppedTo: number;
   unmapPending: boolean;
   /** Views whose data currently points into this window. */
   readonly holders: Set<MappedTensorView>;
@@ -256,7 +267,37 @@ export class SafetensorsFile {
     const index = this.#windowOf?.get(view.name);
     const window = index === undefined ? undefined : this.#windows?.[index];
     if (window === undefined || !window.holders.delete(view)) return;
+    this.#dropPages(window, view.index);
     if (window.holders.size === 0) this.#unmapLater(window);
+  }
+
+  /**
+   * Takes the pages of released tensors out of this process (madvise DONTNEED; they stay in
+   * the page cache, and a later read maps them again). A load packs every layer in one
+   * synchronous pass, so its windows are unmapped only after the last layer: without this,
+   * every weight byte it read would stay resident until then. Pages go in batches of at
+   * least DROP_BATCH_BYTES, from where the last batch ended up to the released tensor's end
+   * (layers are packed in file order; a tensor dropped before it is read is read again).
+   */
+  #dropPages(window: Window, index: number): void {
+    const mapping = window.mapping;
+    // A heap-backend "mapping" (no addon) is a copy in memory: re-reading it would only cost.
+    if (mapping === null || mapping.address === null) return;
+    const end =
+      (this.table.fileOffsets[index] as number) + (this.table.byteLengths[index] as number);
+    if (end - window.droppedTo < DROP_BATCH_BYTES) return;
+    // Whole pages of the file (a window starts on a 4 KiB boundary, which may not be a page
+    // boundary): a page the next tensor shares is kept.
+    const page = pageSize();
+    const from = Math.ceil(window.droppedTo / page) * page;
+    const to = Math.floor(end / page) * page;
+    window.droppedTo = end;
+    if (to <= from) return;
+    try {
+      mapping.advise('dontneed', from - window.start, to - from);
+    } catch {
+      // Advice only: the pages then stay until the window is unmapped.
+    }
   }
 
   /**
@@ -381,6 +422,7 @@ export class SafetensorsFile {
       this.#windows = plan.windows.map((w) => ({
         ...w,
         mapping: null,
+        droppedTo: w.start,
         unmapPending: false,
         holders: new Set(),
       }));
@@ -388,7 +430,10 @@ export class SafetensorsFile {
     }
     const window = this.#windows[this.#windowOf?.get(name) ?? -1];
     if (window === undefined) throw new Error(`no window for tensor ${name}`);
-    if (window.mapping === null) window.mapping = this.#map(window.start, window.length);
+    if (window.mapping === null) {
+      window.mapping = this.#map(window.start, window.length);
+      window.droppedTo = window.start;
+    }
     return window;
   }
 
