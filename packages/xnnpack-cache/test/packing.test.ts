@@ -118,6 +118,38 @@ describe('packF32GemmGoiW', () => {
     }
   });
 
+  it('packs layers side by side in shared buffers, alternating, as into buffers of their own', () => {
+    // Heap slabs and staging buffers hold many layers: each pack starts at its region's
+    // offset and writes nothing outside it, whichever buffer the previous pack used.
+    const shapes = [
+      { nc: 16, kc: 8, nr: 8, kr: 1, sr: 1 },
+      { nc: 9, kc: 5, nr: 8, kr: 1, sr: 1 },
+      { nc: 12, kc: 7, nr: 4, kr: 2, sr: 2 },
+      { nc: 8, kc: 3, nr: 8, kr: 1, sr: 1 },
+    ];
+    const slabs = [new Uint8Array(4096).fill(0xee), new Uint8Array(4096).fill(0xee)];
+    const cursors = [64, 64];
+    const placed: Array<{ slab: number; at: number; expected: Float32Array }> = [];
+    shapes.forEach((shape, i) => {
+      const kernel = randomFloats(shape.nc * shape.kc, 40 + i);
+      const bias = randomFloats(shape.nc, 50 + i);
+      const size = packedSize(shape);
+      const slab = i % 2;
+      const at = cursors[slab] as number;
+      const region = (slabs[slab] as Uint8Array).subarray(at, at + size);
+      region.fill(0);
+      packF32GemmGoiW(shape, kernel, bias, region);
+      cursors[slab] = at + size + 64;
+      placed.push({ slab, at, expected: packToFloats(shape, kernel, bias) });
+    });
+    for (const { slab, at, expected } of placed) {
+      const bytes = slabs[slab] as Uint8Array;
+      expect(new Float32Array(bytes.slice(at, at + expected.byteLength).buffer)).toEqual(expected);
+      // The gap before each region is untouched.
+      expect(Array.from(bytes.subarray(at - 64, at))).toEqual(new Array(64).fill(0xee));
+    }
+  });
+
   it('rejects sr·kr that is not a power of two and nr < sr', () => {
     const kernel = new Float32Array(6);
     const out = new Uint8Array(1024);

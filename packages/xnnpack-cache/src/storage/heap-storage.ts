@@ -42,11 +42,11 @@ const MAX_CARVED_BYTES = 256 << 10;
  * to 256 KiB are carved from shared slabs at 64-byte aligned offsets; larger ones get a
  * buffer of their own. Every region is released on its own (its bytes count no more). Fresh
  * ArrayBuffer bytes are zero and slab bytes are never handed out twice, so every region is
- * `zeroed`. Each fresh buffer's pages are faulted in on a thread-pool thread while packing
- * fills it from the front (mmap-native `prefault`): a fresh page costs a fault on its first
- * write, which on a virtual machine costs more than packing its bytes. A slab is held only
- * by the views of its regions (and while it is the one carved from): the GC frees it when
- * the last of them is released and dropped. Nothing is ever persisted.
+ * `zeroed`. Each fresh buffer of 1 MiB or more has its pages faulted in on a thread-pool
+ * thread while packing fills it from the front (mmap-native `prefault`): a fresh page costs
+ * a fault on its first write, which on a virtual machine costs more than packing its bytes.
+ * A slab is held only by the views of its regions (and while it is the one carved from):
+ * the GC frees it when the last of them is released and dropped. Nothing is ever persisted.
  */
 export class HeapStorage implements PackedStorage {
   readonly #maxBytes: number;
@@ -149,10 +149,16 @@ export class HeapStorage implements PackedStorage {
   }
 }
 
-/** A zeroed ArrayBuffer whose pages start being faulted in on another thread. */
+/**
+ * Buffers from this size on are prefaulted. Queuing the work costs tens of microseconds:
+ * more than the faults of a small slab, less than the 256 faults of 1 MiB.
+ */
+const PREFAULT_MIN_BYTES = 1 << 20;
+
+/** A zeroed ArrayBuffer; a large one's pages start being faulted in on another thread. */
 function freshBuffer(bytes: number): ArrayBuffer {
   const buffer = new ArrayBuffer(bytes);
   // Advice only: its promise never rejects, and the buffer is usable at once.
-  void prefault(buffer);
+  if (bytes >= PREFAULT_MIN_BYTES) void prefault(buffer);
   return buffer;
 }
