@@ -3,6 +3,7 @@
 // file's one life cycle (recalled from the record or read, then mapped on demand). The
 // header parser, table codec, digests and checks live in sibling files.
 import { createHash, hash } from 'node:crypto';
+import { alignUp } from '@memlayer/internal';
 import {
   type MappedFile,
   type Mapping,
@@ -282,14 +283,14 @@ export class SafetensorsFile {
   #dropPages(window: Window, index: number): void {
     const mapping = window.mapping;
     // A heap-backend "mapping" (no addon) is a copy in memory: re-reading it would only cost.
-    if (mapping === null || mapping.address === null) return;
+    if (mapping === null || mapping.backend === 'heap') return;
     const end =
       (this.table.fileOffsets[index] as number) + (this.table.byteLengths[index] as number);
     if (end - window.droppedTo < DROP_BATCH_BYTES) return;
     // Whole pages of the file (a window starts on a 4 KiB boundary, which may not be a page
     // boundary): a page the next tensor shares is kept.
     const page = pageSize();
-    const from = Math.ceil(window.droppedTo / page) * page;
+    const from = alignUp(window.droppedTo, page);
     const to = Math.floor(end / page) * page;
     window.droppedTo = end;
     if (to <= from) return;
