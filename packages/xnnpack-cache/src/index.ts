@@ -6,7 +6,13 @@ export {
   type XNNWeightsCacheManagerOptions,
 } from './cache/manager.js';
 export type { PackedDataMeta } from './cache/packed-data-meta.js';
-export { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './cache/provider.js';
+export {
+  type LookUpKey,
+  type NamedWeightsCacheProvider,
+  NOT_FOUND,
+  type PackedShapeKey,
+  type WeightsCacheProvider,
+} from './cache/provider.js';
 export type { WeightsCacheStats } from './cache/stats.js';
 export { XNNWeightsCache } from './cache/weights-cache.js';
 export { WeightsCacheError, type WeightsCacheErrorCode } from './errors.js';
@@ -22,6 +28,10 @@ export {
   type FullyConnectedOptions,
   type WeightsSource,
 } from './operators/fully-connected.js';
+export {
+  createFullyConnectedNcF32ByName,
+  type FullyConnectedByNameOptions,
+} from './operators/fully-connected-by-name.js';
 export type { OutputRange } from './operators/output-range.js';
 export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';
 export { fnv1a32, PACK_F32_GEMM_GOI_W_FINGERPRINT } from './packing/fingerprint.js';

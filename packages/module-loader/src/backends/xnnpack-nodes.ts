@@ -2,9 +2,9 @@
 // optimizes a hot loop by compiling its whole function on the stack, so a loop inside the
 // long init would recompile init once per loop (and deoptimize it after each).
 import {
-  createFullyConnectedNcF32,
+  createFullyConnectedNcF32ByName,
+  type FullyConnectedByNameOptions,
   type FullyConnectedOperator,
-  type FullyConnectedOptions,
   type GemmTiling,
   type XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
@@ -19,7 +19,7 @@ import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
-type XnnpackRevisionOption = NonNullable<FullyConnectedOptions['xnnpackRevision']>;
+type XnnpackRevisionOption = NonNullable<FullyConnectedByNameOptions['xnnpackRevision']>;
 
 export type { NodeKeys } from './node-keys.js';
 
@@ -164,26 +164,26 @@ export function createOperators(
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
-    const kernel = cache.loadUnpackedData(keys.kernels[index] as string);
-    const biasKey = keys.biases[index] as string | null;
-    const bias = biasKey === null ? null : cache.loadUnpackedData(biasKey);
+    const inputChannels = keys.inFeatures[index] as number;
+    const outputChannels = keys.outFeatures[index] as number;
+    // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
     // Optional operator options are set only when given (no spreads: once per node).
-    const options: Mutable<FullyConnectedOptions> = {
+    const options: Mutable<FullyConnectedByNameOptions> = {
       cache,
-      inputChannels: kernel.shape[1] as number,
-      outputChannels: kernel.shape[0] as number,
-      kernel,
-      bias,
+      inputChannels,
+      outputChannels,
+      kernel: keys.kernels[index] as string,
+      bias: keys.biases[index] as string | null,
     };
     if (settings.tiling !== undefined) options.tiling = settings.tiling;
     if (node.outputMin !== undefined) options.outputMin = node.outputMin;
     if (node.outputMax !== undefined) options.outputMax = node.outputMax;
     if (settings.xnnpackRevision !== '')
       options.xnnpackRevision = settings.xnnpackRevision as XnnpackRevisionOption;
-    const operator = createFullyConnectedNcF32(options);
+    const operator = createFullyConnectedNcF32ByName(options);
     operators.set(index, operator);
     if (onCreated === undefined) continue;
-    weightBytes += 4 * elementsOf(kernel.shape);
+    weightBytes += 4 * outputChannels * inputChannels;
     onCreated({
       methodName,
       operators: operators.size,
@@ -266,10 +266,4 @@ function nodeProblem(
     file: program.path,
     field: at,
   });
-}
-
-function elementsOf(shape: readonly number[]): number {
-  let product = 1;
-  for (const size of shape) product *= size;
-  return product;
 }

@@ -2,7 +2,7 @@ import { layoutsEqual, type PackingLayout } from '../packing/packing-layout.js';
 import type { PackedRegion, StoredEntry } from '../storage/packed-storage.js';
 import { type Found, HIT, STALE_LAYOUT, STALE_SEED } from './entry-match.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
-import type { LookUpKey } from './provider.js';
+import type { PackedShapeKey } from './provider.js';
 
 const IN_CURRENT_RUNTIME = 1;
 const FROM_LOAD = 2;
@@ -204,7 +204,7 @@ export class EntryTable {
    * packedSize. Anything else is a miss, never a read past an entry: XNNPACK's seed XORs
    * shape numbers, so [96, 32] and [112, 48] share one.
    */
-  match(row: number, key: LookUpKey): Found {
+  match(row: number, key: PackedShapeKey): Found {
     const fingerprint = this.#fingerprint[row] as number;
     if (this.#seed[row] !== key.seed || (fingerprint !== 0 && fingerprint !== key.fingerprint)) {
       return STALE_SEED;

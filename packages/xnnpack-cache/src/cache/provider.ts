@@ -11,13 +11,10 @@ import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 /** XNN_CACHE_NOT_FOUND (SIZE_MAX upstream). */
 export const NOT_FOUND = -1;
 
-export interface LookUpKey {
+/** What a stored entry must match besides its name: the same for every layer of one shape. */
+export interface PackedShapeKey {
   /** u32 from the operator's shape and tiling; a different ukernel gives a different seed. */
   readonly seed: number;
-  /** The unpacked kernel, by identity: the view returned by loadUnpackedData (or any object). */
-  readonly kernel: object;
-  /** The unpacked bias by identity, or null. */
-  readonly bias: object | null;
   /** u32 identifying the packing algorithm (ours; upstream has only the seed). */
   readonly fingerprint: number;
   /**
@@ -27,6 +24,13 @@ export interface LookUpKey {
   readonly layout?: PackingLayout;
   /** Bytes the operator will read (what it inserts on a miss); a hit needs dataSize equal. */
   readonly packedSize?: number;
+}
+
+export interface LookUpKey extends PackedShapeKey {
+  /** The unpacked kernel, by identity: the view returned by loadUnpackedData (or any object). */
+  readonly kernel: object;
+  /** The unpacked bias by identity, or null. */
+  readonly bias: object | null;
 }
 
 export interface WeightsCacheProvider {
@@ -45,4 +49,18 @@ export interface WeightsCacheProvider {
    * data map may free it now instead of at finalize.
    */
   releaseUnpackedData?(view: TensorView): void;
+}
+
+/**
+ * A provider that also serves unpacked tensors by name (XNNWeightsCache does): operators
+ * can then be created from tensor names, and a hit needs no unpacked view at all.
+ */
+export interface NamedWeightsCacheProvider extends WeightsCacheProvider {
+  loadUnpackedData(name: string): TensorView;
+  /**
+   * lookUp for the tensors loadUnpackedData would load under these names, without loading
+   * them: the entry's offset on a hit (counted and marked used as lookUp does), else
+   * NOT_FOUND with nothing counted: the caller then loads the views and looks up as usual.
+   */
+  lookUpByName?(kernelName: string, biasName: string | null, key: PackedShapeKey): number;
 }

@@ -27,10 +27,15 @@ import {
   UNNAMED,
 } from './entry-match.js';
 import { EntryTable, NO_ROW } from './entry-table.js';
-import { bytesEqual, validateKey } from './key.js';
+import { bytesEqual, validateKey, validateShapeKey } from './key.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import { PackedSlots } from './packed-slots.js';
-import { type LookUpKey, NOT_FOUND, type WeightsCacheProvider } from './provider.js';
+import {
+  type LookUpKey,
+  type NamedWeightsCacheProvider,
+  NOT_FOUND,
+  type PackedShapeKey,
+} from './provider.js';
 import { Reservations } from './reservations.js';
 import { type WeightsCacheStats, weightsCacheStats } from './stats.js';
 import { UnpackedViews } from './unpacked-views.js';
@@ -42,7 +47,7 @@ import { UnpackedViews } from './unpacked-views.js';
  * hit only for the same seed, packer fingerprint, packing layout and size; storage of the
  * packed bytes is delegated to a PackedStorage (heap by default).
  */
-export class XNNWeightsCache implements WeightsCacheProvider {
+export class XNNWeightsCache implements NamedWeightsCacheProvider {
   readonly #storage: PackedStorage;
   readonly #xnnpackRevision: XnnpackRevision;
   #finalized = false;
@@ -129,6 +134,30 @@ export class XNNWeightsCache implements WeightsCacheProvider {
     else if (found === STALE_LAYOUT) this.#layoutRejects++;
     this.#misses++;
     return NOT_FOUND;
+  }
+
+  /**
+   * lookUp for the tensors `loadUnpackedData(kernelName)` and `(biasName)` would load,
+   * without loading them (a warm start that knows its tensors' names reads no weights): the
+   * entry's offset on a hit, counted and marked used as lookUp does. Anything else is
+   * NOT_FOUND with nothing counted: the caller loads the views and calls lookUp, which
+   * counts the miss once.
+   */
+  lookUpByName(kernelName: string, biasName: string | null, key: PackedShapeKey): number {
+    this.#assertBuilding('lookUpByName');
+    if (typeof kernelName !== 'string') invalidArgument('a string', 'kernelName', kernelName);
+    if (biasName !== null && typeof biasName !== 'string') {
+      invalidArgument('a string or null', 'biasName', biasName);
+    }
+    validateShapeKey(key);
+    const entries = this.#entries;
+    const name = biasName === null ? kernelName : this.#entryNames.of(kernelName, biasName);
+    const row = entries.find(name);
+    if (row === NO_ROW || entries.match(row, key) !== HIT) return NOT_FOUND;
+    this.#lastLookUpUnnamed = false;
+    entries.use(row, ++this.#tick);
+    this.#hits++;
+    return entries.offset(row);
   }
 
   /**

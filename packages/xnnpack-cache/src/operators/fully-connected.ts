@@ -49,6 +49,9 @@ export interface FullyConnectedOptions {
   readonly outputMax?: number;
 }
 
+/** Everything an operator is created with but its weights. */
+export type FullyConnectedSettings = Omit<FullyConnectedOptions, 'kernel' | 'bias'>;
+
 /** y = x·Wᵀ + b over rows of x, reading W and b from the cache's packed layout. */
 export interface FullyConnectedOperator {
   readonly inputChannels: number;
@@ -90,7 +93,7 @@ function dataOf(source: WeightsSource, elements: number, what: string): Float32A
   return data;
 }
 
-function operatorTypeFor(options: FullyConnectedOptions): number {
+function operatorTypeFor(options: FullyConnectedSettings): number {
   if (options.operatorType !== undefined) {
     assertNonNegativeInteger(options.operatorType, 'operatorType');
     return options.operatorType;
@@ -110,37 +113,34 @@ function operatorTypeFor(options: FullyConnectedOptions): number {
  * (releaseUnpackedData) as soon as the operator exists, hit or miss.
  */
 export function createFullyConnectedNcF32(options: FullyConnectedOptions): FullyConnectedOperator {
-  const { cache, inputChannels, outputChannels } = options;
-  assertPositiveInteger(inputChannels, 'inputChannels');
-  assertPositiveInteger(outputChannels, 'outputChannels');
-  const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
-  // The default is a frozen, valid preset: checked per operator only when one is given.
-  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
-  const extraBytes = options.extraBytes ?? 0;
-  if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
-  const range = outputRange(options.outputMin, options.outputMax);
+  return createWithWeights(
+    options.cache,
+    options.kernel,
+    options.bias ?? null,
+    operatorSetup(options),
+  );
+}
+
+/** createFullyConnectedNcF32 once its options (all but the weights) are set up. */
+export function createWithWeights(
+  cache: WeightsCacheProvider,
+  kernel: WeightsSource,
+  biasSource: WeightsSource | null,
+  setup: OperatorSetup,
+): FullyConnectedOperator {
+  const { tiling, plan, range } = setup;
+  const { nc: outputChannels, kc: inputChannels } = plan.gemm;
   const kernelElements = outputChannels * inputChannels;
-  if (elementsOf(options.kernel, 'kernel') !== kernelElements) {
-    invalidArgument(`${kernelElements} kernel elements`, 'kernel', options.kernel);
+  if (elementsOf(kernel, 'kernel') !== kernelElements) {
+    invalidArgument(`${kernelElements} kernel elements`, 'kernel', kernel);
   }
-  const biasSource = options.bias ?? null;
   if (biasSource !== null && elementsOf(biasSource, 'bias') !== outputChannels) {
     invalidArgument(`${outputChannels} bias elements`, 'bias', biasSource);
   }
-
-  const plan = fullyConnectedPlan(
-    outputChannels,
-    inputChannels,
-    tiling.nr,
-    tiling.kr,
-    tiling.sr,
-    extraBytes,
-    operatorTypeFor(options),
-  );
   const { alignedSize } = plan;
   const key = {
     seed: plan.seed,
-    kernel: options.kernel,
+    kernel,
     bias: biasSource,
     fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
     layout: plan.layout,
@@ -149,9 +149,7 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
 
   let offset = cache.lookUp(key);
   const cacheHit = offset !== NOT_FOUND;
-  if (cacheHit) {
-    checkRegion(cache.offsetToAddr(offset), plan.gemm);
-  } else {
+  if (!cacheHit) {
     const buffer = cache.reserveSpace(alignedSize);
     if (buffer === null) {
       throw new WeightsCacheError(
@@ -162,7 +160,7 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
     // Packing skips padding slots; they are zero only because of this fill (fresh file
     // pages already are).
     if (cache.isReservedZeroed?.(buffer) !== true) buffer.fill(0);
-    const kernelData = dataOf(options.kernel, kernelElements, 'kernel');
+    const kernelData = dataOf(kernel, kernelElements, 'kernel');
     const biasData = biasSource === null ? null : dataOf(biasSource, outputChannels, 'bias');
     packWithLayout(plan.gemm, kernelData, biasData, buffer);
     offset = cache.lookUpOrInsert(key, buffer, alignedSize);
@@ -175,11 +173,54 @@ export function createFullyConnectedNcF32(options: FullyConnectedOptions): Fully
   }
   // The unpacked weights are no longer needed: free them now, not at finalize.
   if (cache.releaseUnpackedData !== undefined) {
-    if (!(options.kernel instanceof Float32Array)) cache.releaseUnpackedData(options.kernel);
+    if (!(kernel instanceof Float32Array)) cache.releaseUnpackedData(kernel);
     if (biasSource !== null && !(biasSource instanceof Float32Array)) {
       cache.releaseUnpackedData(biasSource);
     }
   }
+  return operatorAt(cache, plan, tiling, offset, cacheHit, range);
+}
+
+/** What every fully-connected operator derives from its options, checked. */
+export interface OperatorSetup {
+  readonly tiling: GemmTiling;
+  readonly plan: FullyConnectedPlan;
+  readonly range: OutputRange | null;
+}
+
+/** Checks the options an operator is created with (all but its weights) and plans it. */
+export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
+  const { inputChannels, outputChannels } = options;
+  assertPositiveInteger(inputChannels, 'inputChannels');
+  assertPositiveInteger(outputChannels, 'outputChannels');
+  const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
+  // The default is a frozen, valid preset: checked per operator only when one is given.
+  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
+  const extraBytes = options.extraBytes ?? 0;
+  if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
+  const range = outputRange(options.outputMin, options.outputMax);
+  const plan = fullyConnectedPlan(
+    outputChannels,
+    inputChannels,
+    tiling.nr,
+    tiling.kr,
+    tiling.sr,
+    extraBytes,
+    operatorTypeFor(options),
+  );
+  return { tiling, plan, range };
+}
+
+/** The operator over the packed entry at `offset`, once its region is checked. */
+export function operatorAt(
+  cache: WeightsCacheProvider,
+  plan: FullyConnectedPlan,
+  tiling: GemmTiling,
+  offset: number,
+  cacheHit: boolean,
+  range: OutputRange | null,
+): FullyConnectedOperator {
+  if (cacheHit) checkRegion(cache.offsetToAddr(offset), plan.gemm);
   return new FullyConnectedNcF32(cache, plan, tiling, offset, cacheHit, range);
 }
 

@@ -1,4 +1,6 @@
 import { PACKED_ALLOCATION_ALIGNMENT, roundUp } from '../alignment.js';
+import type { PackedShapeKey } from '../cache/provider.js';
+import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from './fingerprint.js';
 import { type GemmGoiLayout, gemmGoiLayout } from './gemm-goi.js';
 import type { PackingLayout } from './packing-layout.js';
 import { fullyConnectedSeedOf } from './seed.js';
@@ -11,6 +13,8 @@ export interface FullyConnectedPlan {
   /** The layout a cache hit must match. */
   readonly layout: PackingLayout;
   readonly seed: number;
+  /** What a cache entry must match to serve this plan (seed, packer, layout, size). */
+  readonly shapeKey: PackedShapeKey;
 }
 
 /**
@@ -51,21 +55,25 @@ export function fullyConnectedPlan(
     }
   }
   const gemm = gemmGoiLayout({ nc, kc, nr, kr, sr, extraBytes });
-  const plan: FullyConnectedPlan = {
-    gemm,
-    alignedSize: roundUp(gemm.packedBytes, PACKED_ALLOCATION_ALIGNMENT),
-    layout: {
-      operatorType,
-      outputChannels: nc,
-      inputChannels: kc,
-      nr,
-      kr,
-      sr,
-      extraBytes,
-      flags: 0,
-    },
-    seed: fullyConnectedSeedOf(nc, kc, nr, kr, sr, extraBytes, operatorType, false),
+  const alignedSize = roundUp(gemm.packedBytes, PACKED_ALLOCATION_ALIGNMENT);
+  const layout = {
+    operatorType,
+    outputChannels: nc,
+    inputChannels: kc,
+    nr,
+    kr,
+    sr,
+    extraBytes,
+    flags: 0,
   };
+  const seed = fullyConnectedSeedOf(nc, kc, nr, kr, sr, extraBytes, operatorType, false);
+  const shapeKey: PackedShapeKey = {
+    seed,
+    fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
+    layout,
+    packedSize: alignedSize,
+  };
+  const plan: FullyConnectedPlan = { gemm, alignedSize, layout, seed, shapeKey };
   if (planCount >= MAX_PLANS) {
     plans.clear();
     planCount = 0;

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createFullyConnectedNcF32,
+  createFullyConnectedNcF32ByName,
+  GEMM_TILINGS,
+  InMemoryNamedDataMap,
+  type NamedDataMap,
+  type NamedWeightsCacheProvider,
+  packingStats,
+  resetPackingStats,
+  type TensorView,
+  tensorView,
+  XNNWeightsCache,
+} from '../src/index.js';
+import { randomFloats, referenceMatmul } from './reference.js';
+
+const NC = 12;
+const KC = 20;
+
+/** A named data map that counts the tensors it hands out. */
+class CountingMap implements NamedDataMap {
+  loads = 0;
+  readonly #inner: InMemoryNamedDataMap;
+
+  constructor(seed: number) {
+    this.#inner = new InMemoryNamedDataMap([
+      tensorView('fc.weight', [NC, KC], randomFloats(NC * KC, seed)),
+      tensorView('fc.bias', [NC], randomFloats(NC, seed + 1)),
+    ]);
+  }
+
+  get(name: string): TensorView | undefined {
+    this.loads++;
+    return this.#inner.get(name);
+  }
+
+  names(): Iterable<string> {
+    return this.#inner.names();
+  }
+}
+
+function byName(cache: NamedWeightsCacheProvider, outputChannels = NC) {
+  return createFullyConnectedNcF32ByName({
+    cache,
+    inputChannels: KC,
+    outputChannels,
+    kernel: 'fc.weight',
+    bias: 'fc.bias',
+  });
+}
+
+const code = (c: string) => expect.objectContaining({ code: c });
+
+describe('createFullyConnectedNcF32ByName', () => {
+  it('packs on a miss exactly as the view-based call does, counting one miss', () => {
+    const map = new CountingMap(3);
+    const byNameCache = new XNNWeightsCache();
+    byNameCache.initializeForRuntime(map);
+    resetPackingStats();
+    const op = byName(byNameCache);
+    expect(op.cacheHit).toBe(false);
+    expect(packingStats().calls).toBe(1);
+    expect(byNameCache.stats()).toMatchObject({ hits: 0, misses: 1, entries: 1 });
+    byNameCache.finalizeForRuntime();
+
+    const viewCache = new XNNWeightsCache();
+    viewCache.initializeForRuntime(map);
+    const reference = createFullyConnectedNcF32({
+      cache: viewCache,
+      inputChannels: KC,
+      outputChannels: NC,
+      kernel: viewCache.loadUnpackedData('fc.weight'),
+      bias: viewCache.loadUnpackedData('fc.bias'),
+    });
+    viewCache.finalizeForRuntime();
+    expect(byNameCache.offsetToAddr(op.offset)).toEqual(viewCache.offsetToAddr(reference.offset));
+    expect(byNameCache.getPackedDataNames()).toEqual(viewCache.getPackedDataNames());
+    const x = randomFloats(3 * KC, 9);
+    expect(op.run(x, 3)).toEqual(reference.run(x, 3));
+  });
+
+  it('hits from the names alone: no tensor is loaded, the entry is referenced', () => {
+    const map = new CountingMap(4);
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(map);
+    const cold = byName(cache);
+    const coldNames = cache.finalizeForRuntime();
+    const loadsWhenCold = map.loads;
+    expect(loadsWhenCold).toBe(2);
+
+    cache.initializeForRuntime(map);
+    resetPackingStats();
+    const warm = byName(cache);
+    expect(map.loads).toBe(loadsWhenCold);
+    expect(warm.cacheHit).toBe(true);
+    expect(warm.offset).toBe(cold.offset);
+    expect(packingStats().calls).toBe(0);
+    expect(cache.stats()).toMatchObject({ hits: 1, misses: 1 });
+    // The hit is used by this runtime: finalize takes a reference on it, as lookUp's hits.
+    expect(cache.finalizeForRuntime()).toEqual(coldNames);
+    expect(cache.getPackedDataMeta(coldNames[0] as string)?.refCount).toBe(2);
+
+    const view = new InMemoryNamedDataMap([...map.names()].map((n) => map.get(n) as TensorView));
+    const kernel = view.get('fc.weight') as TensorView;
+    const bias = view.get('fc.bias') as TensorView;
+    const x = randomFloats(2 * KC, 5);
+    const expected = referenceMatmul(x, 2, kernel.data, bias.data, NC, KC);
+    const y = warm.run(x, 2);
+    for (let i = 0; i < expected.length; i++) {
+      expect(Math.abs((y[i] as number) - (expected[i] as number))).toBeLessThan(1e-4);
+    }
+  });
+
+  it('never hits an entry of another shape or tiling: it loads and checks the views', () => {
+    const map = new CountingMap(5);
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(map);
+    byName(cache);
+    cache.finalizeForRuntime();
+
+    cache.initializeForRuntime(map);
+    const loads = map.loads;
+    // Same names, another tiling: a different seed and layout, so a repack.
+    const retiled = createFullyConnectedNcF32ByName({
+      cache,
+      inputChannels: KC,
+      outputChannels: NC,
+      kernel: 'fc.weight',
+      bias: 'fc.bias',
+      tiling: GEMM_TILINGS.nr4kr2sr2,
+    });
+    expect(retiled.cacheHit).toBe(false);
+    expect(map.loads).toBe(loads + 2);
+    // Same names, a shape the weights do not have: refused once the views are checked.
+    expect(() => byName(cache, NC + 1)).toThrow(code('ERR_CACHE_INVALID_ARGUMENT'));
+    cache.abortRuntime();
+  });
+
+  it('falls back to views for a provider without lookUpByName', () => {
+    const map = new CountingMap(6);
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(map);
+    byName(cache);
+    cache.finalizeForRuntime();
+    cache.initializeForRuntime(map);
+    const loads = map.loads;
+    const plain: NamedWeightsCacheProvider = {
+      lookUp: (key) => cache.lookUp(key),
+      reserveSpace: (n) => cache.reserveSpace(n),
+      lookUpOrInsert: (key, packed, size) => cache.lookUpOrInsert(key, packed, size),
+      isFinalized: () => cache.isFinalized(),
+      offsetToAddr: (offset) => cache.offsetToAddr(offset),
+      deleteCache: () => cache.deleteCache(),
+      loadUnpackedData: (name) => cache.loadUnpackedData(name),
+      releaseUnpackedData: (view) => cache.releaseUnpackedData(view),
+    };
+    const op = byName(plain);
+    expect(op.cacheHit).toBe(true);
+    expect(map.loads).toBe(loads + 2);
+    cache.finalizeForRuntime();
+  });
+
+  it('refuses names that are not strings and look-ups after finalize', () => {
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(new CountingMap(7));
+    const bad = (kernel: unknown, bias: unknown) => () =>
+      createFullyConnectedNcF32ByName({
+        cache,
+        inputChannels: KC,
+        outputChannels: NC,
+        kernel: kernel as string,
+        bias: bias as string,
+      });
+    expect(bad(42, 'fc.bias')).toThrow(code('ERR_CACHE_INVALID_ARGUMENT'));
+    expect(bad('fc.weight', {})).toThrow(code('ERR_CACHE_INVALID_ARGUMENT'));
+    const shapeKey = { seed: 1, fingerprint: 2 };
+    expect(() => cache.lookUpByName('fc.weight', 7 as unknown as string, shapeKey)).toThrow(
+      code('ERR_CACHE_INVALID_ARGUMENT'),
+    );
+    expect(() => cache.lookUpByName('fc.weight', null, { seed: -1, fingerprint: 2 })).toThrow(
+      code('ERR_CACHE_INVALID_ARGUMENT'),
+    );
+    cache.finalizeForRuntime();
+    expect(() => cache.lookUpByName('fc.weight', 'fc.bias', shapeKey)).toThrow(
+      code('ERR_CACHE_INVALID_STATE'),
+    );
+  });
+});
