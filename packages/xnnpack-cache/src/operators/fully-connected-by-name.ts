@@ -5,8 +5,8 @@ import {
   type FullyConnectedOperator,
   type FullyConnectedSettings,
   operatorAt,
-  operatorSetup,
 } from './fully-connected.js';
+import { operatorSetup } from './operator-setup.js';
 
 /** FullyConnectedOptions with the weights given by the names the cache loads them under. */
 export interface FullyConnectedByNameOptions extends Omit<FullyConnectedSettings, 'cache'> {

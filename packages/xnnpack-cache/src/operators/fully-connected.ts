@@ -1,23 +1,14 @@
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
-import {
-  assertNonNegativeInteger,
-  assertPositiveInteger,
-  invalidArgument,
-  WeightsCacheError,
-} from '../errors.js';
+import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
 import type { TensorView } from '../named-data-map.js';
 import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from '../packing/fingerprint.js';
-import { type FullyConnectedPlan, fullyConnectedPlan } from '../packing/fully-connected-plan.js';
+import type { FullyConnectedPlan } from '../packing/fully-connected-plan.js';
 import { type GemmGoiLayout, packWithLayout } from '../packing/gemm-goi.js';
-import {
-  assertXnnpackRevision,
-  DEFAULT_XNNPACK_REVISION,
-  XNNPACK_REVISIONS,
-  type XnnpackRevision,
-} from '../packing/xnnpack-revisions.js';
-import { clampOutputs, type OutputRange, outputRange } from './output-range.js';
-import { assertTiling, DEFAULT_GEMM_TILING, type GemmTiling } from './tiling.js';
+import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
+import { type OperatorSetup, operatorSetup } from './operator-setup.js';
+import { clampOutputs, type OutputRange } from './output-range.js';
+import type { GemmTiling } from './tiling.js';
 
 /** Unpacked weights: a view from loadUnpackedData (cached by name) or a bare array (unnamed). */
 export type WeightsSource = TensorView | Float32Array;
@@ -91,18 +82,6 @@ function dataOf(source: WeightsSource, elements: number, what: string): Float32A
     invalidArgument(`a Float32Array of ${elements} floats`, `${what} data`, data);
   }
   return data;
-}
-
-function operatorTypeFor(options: FullyConnectedSettings): number {
-  if (options.operatorType !== undefined) {
-    assertNonNegativeInteger(options.operatorType, 'operatorType');
-    return options.operatorType;
-  }
-  const revision =
-    options.xnnpackRevision === undefined
-      ? (options.cache.xnnpackRevision ?? DEFAULT_XNNPACK_REVISION)
-      : assertXnnpackRevision(options.xnnpackRevision, 'xnnpackRevision');
-  return XNNPACK_REVISIONS[revision].fullyConnectedNcF32;
 }
 
 /**
@@ -179,36 +158,6 @@ export function createWithWeights(
     }
   }
   return operatorAt(cache, plan, tiling, offset, cacheHit, range);
-}
-
-/** What every fully-connected operator derives from its options, checked. */
-export interface OperatorSetup {
-  readonly tiling: GemmTiling;
-  readonly plan: FullyConnectedPlan;
-  readonly range: OutputRange | null;
-}
-
-/** Checks the options an operator is created with (all but its weights) and plans it. */
-export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
-  const { inputChannels, outputChannels } = options;
-  assertPositiveInteger(inputChannels, 'inputChannels');
-  assertPositiveInteger(outputChannels, 'outputChannels');
-  const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
-  // The default is a frozen, valid preset: checked per operator only when one is given.
-  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
-  const extraBytes = options.extraBytes ?? 0;
-  if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
-  const range = outputRange(options.outputMin, options.outputMax);
-  const plan = fullyConnectedPlan(
-    outputChannels,
-    inputChannels,
-    tiling.nr,
-    tiling.kr,
-    tiling.sr,
-    extraBytes,
-    operatorTypeFor(options),
-  );
-  return { tiling, plan, range };
 }
 
 /** The operator over the packed entry at `offset`, once its region is checked. */

@@ -1,0 +1,102 @@
+import { assertNonNegativeInteger, assertPositiveInteger, invalidArgument } from '../errors.js';
+import { type FullyConnectedPlan, fullyConnectedPlan } from '../packing/fully-connected-plan.js';
+import {
+  assertXnnpackRevision,
+  DEFAULT_XNNPACK_REVISION,
+  XNNPACK_REVISIONS,
+  type XnnpackRevision,
+} from '../packing/xnnpack-revisions.js';
+import type { FullyConnectedSettings } from './fully-connected.js';
+import { type OutputRange, outputRange } from './output-range.js';
+import { assertTiling, DEFAULT_GEMM_TILING, type GemmTiling } from './tiling.js';
+
+/** What every fully-connected operator derives from its options, checked. */
+export interface OperatorSetup {
+  readonly tiling: GemmTiling;
+  readonly plan: FullyConnectedPlan;
+  readonly range: OutputRange | null;
+}
+
+/**
+ * The last setup and the options it came from. A model creates its layers one after
+ * another, mostly of a few shapes: a layer like the one before reuses its checked setup.
+ */
+let last: OperatorSetup | null = null;
+let lastInputChannels = 0;
+let lastOutputChannels = 0;
+let lastTiling: GemmTiling | null = null;
+let lastExtraBytes: number | undefined;
+let lastOutputMin: number | undefined;
+let lastOutputMax: number | undefined;
+let lastOperatorType: number | undefined;
+let lastRevision: string | undefined;
+let lastCacheRevision: string | undefined;
+
+/** Checks the options an operator is created with (all but its weights) and plans it. */
+export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
+  const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
+  const cacheRevision = options.cache.xnnpackRevision;
+  if (
+    last !== null &&
+    options.inputChannels === lastInputChannels &&
+    options.outputChannels === lastOutputChannels &&
+    tiling === lastTiling &&
+    options.extraBytes === lastExtraBytes &&
+    // Object.is: a bound of -0 clamps to -0, one of 0 to 0.
+    Object.is(options.outputMin, lastOutputMin) &&
+    Object.is(options.outputMax, lastOutputMax) &&
+    options.operatorType === lastOperatorType &&
+    options.xnnpackRevision === lastRevision &&
+    cacheRevision === lastCacheRevision
+  ) {
+    return last;
+  }
+  const setup = checkedSetup(options, tiling);
+  // Only a frozen tiling is remembered: another object could change before the next call.
+  if (Object.isFrozen(tiling)) {
+    last = setup;
+    lastInputChannels = options.inputChannels;
+    lastOutputChannels = options.outputChannels;
+    lastTiling = tiling;
+    lastExtraBytes = options.extraBytes;
+    lastOutputMin = options.outputMin;
+    lastOutputMax = options.outputMax;
+    lastOperatorType = options.operatorType;
+    lastRevision = options.xnnpackRevision;
+    lastCacheRevision = cacheRevision;
+  }
+  return setup;
+}
+
+function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): OperatorSetup {
+  const { inputChannels, outputChannels } = options;
+  assertPositiveInteger(inputChannels, 'inputChannels');
+  assertPositiveInteger(outputChannels, 'outputChannels');
+  // The default is a frozen, valid preset: checked per operator only when one is given.
+  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
+  const extraBytes = options.extraBytes ?? 0;
+  if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
+  const range = outputRange(options.outputMin, options.outputMax);
+  const plan = fullyConnectedPlan(
+    outputChannels,
+    inputChannels,
+    tiling.nr,
+    tiling.kr,
+    tiling.sr,
+    extraBytes,
+    operatorTypeFor(options),
+  );
+  return { tiling, plan, range };
+}
+
+function operatorTypeFor(options: FullyConnectedSettings): number {
+  if (options.operatorType !== undefined) {
+    assertNonNegativeInteger(options.operatorType, 'operatorType');
+    return options.operatorType;
+  }
+  const revision: XnnpackRevision =
+    options.xnnpackRevision === undefined
+      ? (options.cache.xnnpackRevision ?? DEFAULT_XNNPACK_REVISION)
+      : assertXnnpackRevision(options.xnnpackRevision, 'xnnpackRevision');
+  return XNNPACK_REVISIONS[revision].fullyConnectedNcF32;
+}
