@@ -51,6 +51,17 @@ function byName(cache: NamedWeightsCacheProvider, outputChannels = NC) {
 
 const code = (c: string) => expect.objectContaining({ code: c });
 
+/** A cache whose last build packed the layer, in a new build: what a warm start sees. */
+function cacheHoldingTheLayer(seed: number): { map: CountingMap; cache: XNNWeightsCache } {
+  const map = new CountingMap(seed);
+  const cache = new XNNWeightsCache();
+  cache.initializeForRuntime(map);
+  byName(cache);
+  cache.finalizeForRuntime();
+  cache.initializeForRuntime(map);
+  return { map, cache };
+}
+
 describe('createFullyConnectedNcF32ByName', () => {
   it('packs on a miss exactly as the view-based call does, counting one miss', () => {
     const map = new CountingMap(3);
@@ -112,13 +123,7 @@ describe('createFullyConnectedNcF32ByName', () => {
   });
 
   it('never hits an entry of another shape or tiling: it loads and checks the views', () => {
-    const map = new CountingMap(5);
-    const cache = new XNNWeightsCache();
-    cache.initializeForRuntime(map);
-    byName(cache);
-    cache.finalizeForRuntime();
-
-    cache.initializeForRuntime(map);
+    const { map, cache } = cacheHoldingTheLayer(5);
     const loads = map.loads;
     // Same names, another tiling: a different seed and layout, so a repack.
     const retiled = createFullyConnectedNcF32ByName({
@@ -137,12 +142,7 @@ describe('createFullyConnectedNcF32ByName', () => {
   });
 
   it('falls back to views for a provider without lookUpByName', () => {
-    const map = new CountingMap(6);
-    const cache = new XNNWeightsCache();
-    cache.initializeForRuntime(map);
-    byName(cache);
-    cache.finalizeForRuntime();
-    cache.initializeForRuntime(map);
+    const { map, cache } = cacheHoldingTheLayer(6);
     const loads = map.loads;
     const plain: NamedWeightsCacheProvider = {
       lookUp: (key) => cache.lookUp(key),

@@ -124,12 +124,7 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
   lookUp(key: LookUpKey): number {
     this.#assertBuilding('lookUp');
     const found = this.#find(key);
-    if (found === HIT) {
-      const row = this.#foundRow;
-      this.#entries.use(row, ++this.#tick);
-      this.#hits++;
-      return this.#entries.offset(row);
-    }
+    if (found === HIT) return this.#useHit(this.#foundRow);
     if (found === STALE_SEED) this.#seedRejects++;
     else if (found === STALE_LAYOUT) this.#layoutRejects++;
     this.#misses++;
@@ -155,9 +150,14 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
     const row = entries.find(name);
     if (row === NO_ROW || entries.match(row, key) !== HIT) return NOT_FOUND;
     this.#lastLookUpUnnamed = false;
-    entries.use(row, ++this.#tick);
+    return this.#useHit(row);
+  }
+
+  /** A look-up hit on `row`: counted, marked used by this build; its offset. */
+  #useHit(row: number): number {
+    this.#entries.use(row, ++this.#tick);
     this.#hits++;
-    return entries.offset(row);
+    return this.#entries.offset(row);
   }
 
   /**

@@ -36,9 +36,7 @@ export function createFullyConnectedNcF32ByName(
   const setup = operatorSetup(options);
   if (cache.lookUpByName !== undefined) {
     const offset = cache.lookUpByName(kernel, bias, setup.plan.shapeKey);
-    if (offset !== NOT_FOUND) {
-      return operatorAt(cache, setup.plan, setup.tiling, offset, true, setup.range);
-    }
+    if (offset !== NOT_FOUND) return operatorAt(cache, setup, offset, true);
   }
   const kernelView = cache.loadUnpackedData(kernel);
   const biasView = bias === null ? null : cache.loadUnpackedData(bias);

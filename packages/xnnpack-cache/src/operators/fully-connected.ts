@@ -2,8 +2,6 @@ import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
 import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
 import type { TensorView } from '../named-data-map.js';
-import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from '../packing/fingerprint.js';
-import type { FullyConnectedPlan } from '../packing/fully-connected-plan.js';
 import { type GemmGoiLayout, packWithLayout } from '../packing/gemm-goi.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 import { type OperatorSetup, operatorSetup } from './operator-setup.js';
@@ -107,7 +105,7 @@ export function createWithWeights(
   biasSource: WeightsSource | null,
   setup: OperatorSetup,
 ): FullyConnectedOperator {
-  const { tiling, plan, range } = setup;
+  const { plan } = setup;
   const { nc: outputChannels, kc: inputChannels } = plan.gemm;
   const kernelElements = outputChannels * inputChannels;
   if (elementsOf(kernel, 'kernel') !== kernelElements) {
@@ -116,14 +114,15 @@ export function createWithWeights(
   if (biasSource !== null && elementsOf(biasSource, 'bias') !== outputChannels) {
     invalidArgument(`${outputChannels} bias elements`, 'bias', biasSource);
   }
-  const { alignedSize } = plan;
+  const { alignedSize, shapeKey } = plan;
+  // The plan's shape key plus this layer's weights (fields listed: no spread per layer).
   const key = {
-    seed: plan.seed,
+    seed: shapeKey.seed,
+    fingerprint: shapeKey.fingerprint,
+    layout: shapeKey.layout,
+    packedSize: shapeKey.packedSize,
     kernel,
     bias: biasSource,
-    fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
-    layout: plan.layout,
-    packedSize: alignedSize,
   };
 
   let offset = cache.lookUp(key);
@@ -157,20 +156,18 @@ export function createWithWeights(
       cache.releaseUnpackedData(biasSource);
     }
   }
-  return operatorAt(cache, plan, tiling, offset, cacheHit, range);
+  return operatorAt(cache, setup, offset, cacheHit);
 }
 
 /** The operator over the packed entry at `offset`, once its region is checked. */
 export function operatorAt(
   cache: WeightsCacheProvider,
-  plan: FullyConnectedPlan,
-  tiling: GemmTiling,
+  setup: OperatorSetup,
   offset: number,
   cacheHit: boolean,
-  range: OutputRange | null,
 ): FullyConnectedOperator {
-  if (cacheHit) checkRegion(cache.offsetToAddr(offset), plan.gemm);
-  return new FullyConnectedNcF32(cache, plan, tiling, offset, cacheHit, range);
+  if (cacheHit) checkRegion(cache.offsetToAddr(offset), setup.plan.gemm);
+  return new FullyConnectedNcF32(cache, setup, offset, cacheHit);
 }
 
 /** Never read past an entry: the region handed out must hold the whole packed layout. */
@@ -206,12 +203,11 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
 
   constructor(
     cache: WeightsCacheProvider,
-    plan: FullyConnectedPlan,
-    tiling: GemmTiling,
+    setup: OperatorSetup,
     offset: number,
     cacheHit: boolean,
-    range: OutputRange | null,
   ) {
+    const { plan, tiling, range } = setup;
     const layout = plan.gemm;
     this.#cache = cache;
     this.#layout = layout;

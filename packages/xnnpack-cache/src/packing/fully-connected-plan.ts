@@ -14,7 +14,7 @@ export interface FullyConnectedPlan {
   readonly layout: PackingLayout;
   readonly seed: number;
   /** What a cache entry must match to serve this plan (seed, packer, layout, size). */
-  readonly shapeKey: PackedShapeKey;
+  readonly shapeKey: Required<PackedShapeKey>;
 }
 
 /**
@@ -67,7 +67,7 @@ export function fullyConnectedPlan(
     flags: 0,
   };
   const seed = fullyConnectedSeedOf(nc, kc, nr, kr, sr, extraBytes, operatorType, false);
-  const shapeKey: PackedShapeKey = {
+  const shapeKey: Required<PackedShapeKey> = {
     seed,
     fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
     layout,
