@@ -12,6 +12,7 @@
               "src/native/posix/sys.cc",
               "src/native/posix/prefault.cc",
               "src/native/objects/file.cc",
+              "src/native/objects/background-write.cc",
               "src/native/objects/mapping.cc"
             ]
           },

@@ -122,6 +122,24 @@ function scenarios(round) {
   syncing.close();
   expectCode('EBADF', () => syncing.syncAsync(true));
 
+  // pwrite on the thread pool: waited for, left running while its file is closed and its
+  // buffer dropped, refused on a read-only descriptor (at wait), bad arguments
+  const writing = new addon.File(path, 1, 0);
+  const written = writing.writeInBackground([data, data.subarray(5)], [7, 2 ** 32]);
+  written.wait();
+  if (!written.done) failures.push('background write not done after wait');
+  writing.writeInBackground([new Uint8Array(8 * page).fill(3)], [page]);
+  writing.close();
+  expectCode('EBADF', () => writing.writeInBackground([data], [0]));
+  const refusing = new addon.File(path, 0, 0, true);
+  const refused = refusing.writeInBackground([data, data], [0, page]);
+  refusing.close();
+  expectCode('EBADF', () => refused.wait());
+  expectCode('TypeError', () => file.writeInBackground('bytes', [0]));
+  expectCode('TypeError', () => file.writeInBackground(['bytes'], [0]));
+  expectCode('RangeError', () => file.writeInBackground([data], [0, 1]));
+  expectCode('EFBIG', () => file.writeInBackground([new Uint8Array(2)], [2n ** 63n - 1n]));
+
   file.sync(false);
   file.sync(true);
   void file.size();

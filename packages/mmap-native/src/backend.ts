@@ -84,7 +84,32 @@ export interface BackendFile {
   readInto(target: Uint8Array, position: FileOffset): number;
   /** pwrite of all of source, or an error. */
   write(source: Uint8Array, position: FileOffset): void;
+  /**
+   * One worker-thread task writing sources[i] at positions[i] in order, stopping at the
+   * first error; no source may change until it is done.
+   */
+  writeInBackground(
+    sources: readonly Uint8Array[],
+    positions: readonly FileOffset[],
+  ): BackgroundWrite;
   close(): void;
+}
+
+/** Bytes to write at a file position (MappedFile.writeInBackground). */
+export interface WritePart {
+  readonly source: Uint8Array;
+  readonly position: FileOffset;
+}
+
+/** Writes running off the JavaScript thread (MappedFile.writeInBackground). */
+export interface BackgroundWrite {
+  /** Every byte is written, or the write failed; never blocks. */
+  readonly done: boolean;
+  /**
+   * Blocks until the write is over (no turn of the event loop needed), then throws its
+   * MmapError if it failed; it throws that error again at every call.
+   */
+  wait(): void;
 }
 
 export interface BackendMapping {

@@ -5,11 +5,13 @@ export type {
   BackendMapping,
   BackendName,
   BackendOpenOptions,
+  BackgroundWrite,
   FileStat,
   LockKind,
   OpenMode,
   Residency,
   SyncMode,
+  WritePart,
 } from './backend.js';
 export { addonCandidates, BUILD_COMMAND, REBUILD_COMMANDS } from './backends/posix/addon.js';
 export {

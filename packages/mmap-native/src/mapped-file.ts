@@ -3,17 +3,20 @@ import { constants as osConstants } from 'node:os';
 import {
   type BackendFile,
   type BackendName,
+  type BackgroundWrite,
   type FileStat,
   LOCK_KINDS,
   type LockKind,
   OPEN_MODES,
   type OpenMode,
+  type WritePart,
 } from './backend.js';
 import { MmapError } from './errors.js';
 import { waitForLock } from './lock-wait.js';
 import { Mapping } from './mapping.js';
 import { type BackendChoice, getBackend } from './select-backend.js';
 import {
+  expectArray,
   expectBoolean,
   expectLength,
   expectObject,
@@ -227,6 +230,28 @@ export class MappedFile {
     const file = this.active('pwrite');
     const checked = expectUint8Array(source, 'source');
     file.write(checked, expectOffset(position, 'position'));
+  }
+
+  /**
+   * write() of each part, in order, as one task on libuv's thread pool (one task per batch:
+   * queuing one costs tens of microseconds). Returns at once with a handle whose `done`
+   * says the task is over and whose `wait()` blocks until then (it needs no turn of the
+   * event loop) and throws the first failed write's MmapError (ENOSPC, EIO, ...); the parts
+   * after it are not written. No source may change until then; their buffers are kept
+   * alive meanwhile. A close() of the file meanwhile does not disturb a task already
+   * started. The heap backend writes at once.
+   */
+  writeInBackground(parts: readonly WritePart[]): BackgroundWrite {
+    const file = this.active('pwrite');
+    expectArray(parts, 'parts');
+    const sources: Uint8Array[] = new Array(parts.length);
+    const positions: FileOffset[] = new Array(parts.length);
+    for (let i = 0; i < parts.length; i++) {
+      const part = expectObject(parts[i], `parts[${i}]`);
+      sources[i] = expectUint8Array(part['source'], `parts[${i}].source`);
+      positions[i] = expectOffset(part['position'], `parts[${i}].position`);
+    }
+    return file.writeInBackground(sources, positions);
   }
 
   /**

@@ -105,6 +105,11 @@ export function expectObject(value: unknown, name: string): Record<string, unkno
   return value as Record<string, unknown>;
 }
 
+export function expectArray(value: unknown, name: string): readonly unknown[] {
+  if (!Array.isArray(value)) fail('ERR_INVALID_ARG_TYPE', 'an array', name, value);
+  return value;
+}
+
 export function expectPermissions(value: unknown, name: string): number {
   const expected = 'an integer file mode between 0 and 0o7777';
   if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);

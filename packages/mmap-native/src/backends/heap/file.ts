@@ -10,7 +10,14 @@ import {
   openSync,
 } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { BackendFile, BackendMapping, FileStat, LockKind, OpenMode } from '../../backend.js';
+import type {
+  BackendFile,
+  BackendMapping,
+  BackgroundWrite,
+  FileStat,
+  LockKind,
+  OpenMode,
+} from '../../backend.js';
 import { MmapError } from '../../errors.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon } from '../posix/addon.js';
@@ -247,6 +254,25 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     }
   }
 
+  /**
+   * The heap backend has no thread of its own: the bytes are written now, and the outcome
+   * is reported by wait() as the posix backend's would be.
+   */
+  writeInBackground(
+    sources: readonly Uint8Array[],
+    positions: readonly FileOffset[],
+  ): BackgroundWrite {
+    this.check('pwrite');
+    try {
+      for (let i = 0; i < sources.length; i++) {
+        this.write(sources[i] as Uint8Array, positions[i] as FileOffset);
+      }
+      return WRITTEN;
+    } catch (error) {
+      return failedWrite(error);
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     // Closing the descriptor drops its flock; do the same for process-local locks.
@@ -263,4 +289,15 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
       throw MmapError.fromNodeError(error, 'close', this.path);
     }
   }
+}
+
+const WRITTEN: BackgroundWrite = Object.freeze({ done: true, wait(): void {} });
+
+function failedWrite(error: unknown): BackgroundWrite {
+  return Object.freeze({
+    done: true,
+    wait(): never {
+      throw error;
+    },
+  });
 }

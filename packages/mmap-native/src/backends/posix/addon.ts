@@ -30,7 +30,18 @@ export interface NativeFile {
   };
   readInto(target: Uint8Array, position: number | bigint): number;
   write(source: Uint8Array, position: number | bigint): void;
+  /** pwrite on the thread pool (src/native/objects/background-write.cc). */
+  writeInBackground(
+    sources: readonly Uint8Array[],
+    positions: readonly (number | bigint)[],
+  ): NativeBackgroundWrite;
   close(): void;
+}
+
+/** The handle writeInBackground returns (src/native/objects/background-write.cc). */
+export interface NativeBackgroundWrite {
+  readonly done: boolean;
+  wait(): void;
 }
 
 /** The native Mapping object (src/native/objects/mapping.cc). */

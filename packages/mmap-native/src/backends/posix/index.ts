@@ -7,6 +7,7 @@ import type {
   BackendFile,
   BackendMapping,
   BackendOpenOptions,
+  BackgroundWrite,
   FileStat,
   LockKind,
   OpenMode,
@@ -136,6 +137,13 @@ class PosixFile implements BackendFile {
 
   write(source: Uint8Array, position: FileOffset): void {
     this.native.write(source, position);
+  }
+
+  writeInBackground(
+    sources: readonly Uint8Array[],
+    positions: readonly FileOffset[],
+  ): BackgroundWrite {
+    return this.native.writeInBackground(sources, positions);
   }
 
   close(): void {

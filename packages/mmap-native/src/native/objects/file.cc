@@ -7,6 +7,7 @@
 #include "../posix/sys.h"
 #include "../util/args.h"
 #include "../util/errors.h"
+#include "background-write.h"
 #include "mapping.h"
 
 namespace mmap_native {
@@ -25,6 +26,8 @@ Napi::Function File::DefineClass(Napi::Env env) {
                                            InstanceMethod<&File::Stat>("stat"),
                                            InstanceMethod<&File::ReadInto>("readInto"),
                                            InstanceMethod<&File::Write>("write"),
+                                           InstanceMethod<&File::WriteInBackground>(
+                                               "writeInBackground"),
                                            InstanceMethod<&File::Close>("close"),
                                        });
 }
@@ -323,6 +326,49 @@ Napi::Value File::Write(const Napi::CallbackInfo& info) {
     ThrowSystemError(env, err, "pwrite", path_);
   }
   return env.Undefined();
+}
+
+// writeInBackground(sources: Uint8Array[], positions) → a handle of one thread-pool task
+// writing sources[i] at positions[i] in order (background-write.h). No source may change
+// until the task is done.
+Napi::Value File::WriteInBackground(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray() || !info[1].IsArray()) {
+    ThrowTypeError(env, "Expected arrays for sources and positions");
+    return env.Undefined();
+  }
+  Napi::Array sources = info[0].As<Napi::Array>();
+  Napi::Array positions = info[1].As<Napi::Array>();
+  const uint32_t count = sources.Length();
+  if (positions.Length() != count) {
+    ThrowRangeError(env, "Expected as many positions as sources");
+    return env.Undefined();
+  }
+  std::vector<Napi::ArrayBuffer> buffers;
+  std::vector<WritePart> parts;
+  buffers.reserve(count);
+  parts.reserve(count);
+  for (uint32_t i = 0; i < count; i++) {
+    Napi::Value source = sources.Get(i);
+    WritePart part{nullptr, 0, 0};
+    uint8_t* data = nullptr;
+    if (!ReadBytes(env, source, "source", &data, &part.length)) return env.Undefined();
+    if (!ReadUint64(env, positions.Get(i), "position", &part.position)) return env.Undefined();
+    if (!FitsOffset(part.position, part.length)) {
+      ThrowSystemError(env, EFBIG, "pwrite", path_);
+      return env.Undefined();
+    }
+    part.data = data;
+    buffers.push_back(source.As<Napi::Uint8Array>().ArrayBuffer());
+    parts.push_back(part);
+  }
+  if (!CheckOpen(env, "pwrite")) return env.Undefined();
+  int copy = -1;
+  if (int err = sys::Duplicate(fd_, &copy)) {
+    ThrowSystemError(env, err, "fcntl", path_);
+    return env.Undefined();
+  }
+  return BackgroundWrite::Start(env, copy, buffers, std::move(parts), path_);
 }
 
 Napi::Value File::Close(const Napi::CallbackInfo& info) {

@@ -29,6 +29,7 @@ class File : public Napi::ObjectWrap<File> {
   Napi::Value Stat(const Napi::CallbackInfo& info);
   Napi::Value ReadInto(const Napi::CallbackInfo& info);
   Napi::Value Write(const Napi::CallbackInfo& info);
+  Napi::Value WriteInBackground(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value SizeNow(Napi::Env env);
 

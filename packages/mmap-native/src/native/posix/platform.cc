@@ -1,6 +1,7 @@
 // POSIX platform entry: registers the File/Mapping classes and the plain functions.
 #include <errno.h>
 
+#include "../objects/background-write.h"
 #include "../objects/file.h"
 #include "../objects/mapping.h"
 #include "../platform.h"
@@ -53,6 +54,7 @@ void InitPlatform(Napi::Env env, Napi::Object exports, AddonData* data) {
   Napi::Function file = File::DefineClass(env);
   data->file_constructor = Napi::Persistent(file);
   data->mapping_constructor = Napi::Persistent(Mapping::DefineClass(env));
+  data->background_write_constructor = Napi::Persistent(BackgroundWrite::DefineClass(env));
   exports.Set("supported", Napi::Boolean::New(env, true));
   exports.Set("File", file);
   exports.Set("pageSize", Napi::Function::New<PageSize>(env, "pageSize"));

@@ -11,6 +11,7 @@ struct AddonData {
   Napi::FunctionReference error_constructor;
   Napi::FunctionReference file_constructor;
   Napi::FunctionReference mapping_constructor;
+  Napi::FunctionReference background_write_constructor;
 };
 
 inline AddonData* GetAddonData(Napi::Env env) { return env.GetInstanceData<AddonData>(); }

@@ -1,0 +1,123 @@
+#include "background-write.h"
+
+#include <errno.h>
+
+#include <utility>
+
+#include "../posix/sys.h"
+#include "../util/addon_data.h"
+#include "../util/errors.h"
+
+namespace mmap_native {
+
+void WriteOutcome::Finish(int err) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    err_ = err;
+  }
+  finished_.notify_all();
+}
+
+bool WriteOutcome::Done() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+int WriteOutcome::Wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [this] { return done_; });
+  return err_;
+}
+
+namespace {
+
+class WriteWorker : public Napi::AsyncWorker {
+ public:
+  WriteWorker(Napi::Env env, std::shared_ptr<WriteOutcome> outcome, int fd,
+              const std::vector<Napi::ArrayBuffer>& buffers, std::vector<WritePart> parts)
+      : Napi::AsyncWorker(env, "mmap-native:write"),
+        outcome_(std::move(outcome)),
+        fd_(fd),
+        parts_(std::move(parts)) {
+    buffers_.reserve(buffers.size());
+    for (const Napi::ArrayBuffer& buffer : buffers) buffers_.push_back(Napi::Persistent(buffer));
+  }
+  ~WriteWorker() override {
+    if (fd_ >= 0) sys::Close(fd_);
+  }
+
+ protected:
+  void Execute() override {
+    int err = 0;
+    for (const WritePart& part : parts_) {
+      err = sys::WriteAt(fd_, part.data, part.length, part.position);
+      if (err != 0) break;
+    }
+    sys::Close(fd_);
+    fd_ = -1;
+    outcome_->Finish(err);
+  }
+  // Nothing to call back: the outcome is read through the handle. The buffer references
+  // are dropped when the worker is deleted, on the main thread, after this.
+  void OnOK() override {}
+
+ private:
+  std::shared_ptr<WriteOutcome> outcome_;
+  std::vector<Napi::Reference<Napi::ArrayBuffer>> buffers_;
+  int fd_;
+  std::vector<WritePart> parts_;
+};
+
+}  // namespace
+
+Napi::Function BackgroundWrite::DefineClass(Napi::Env env) {
+  return ObjectWrap<BackgroundWrite>::DefineClass(
+      env, "NativeBackgroundWrite",
+      {
+          InstanceAccessor<&BackgroundWrite::IsDone>("done"),
+          InstanceMethod<&BackgroundWrite::Wait>("wait"),
+      });
+}
+
+BackgroundWrite::BackgroundWrite(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<BackgroundWrite>(info) {}
+
+Napi::Value BackgroundWrite::Start(Napi::Env env, int fd,
+                                   const std::vector<Napi::ArrayBuffer>& buffers,
+                                   std::vector<WritePart> parts, const std::string& path) {
+  Napi::Object handle = GetAddonData(env)->background_write_constructor.New({});
+  if (env.IsExceptionPending()) {
+    sys::Close(fd);
+    return env.Undefined();
+  }
+  auto outcome = std::make_shared<WriteOutcome>();
+  BackgroundWrite* self = BackgroundWrite::Unwrap(handle);
+  self->outcome_ = outcome;
+  self->path_ = path;
+  auto* worker = new WriteWorker(env, outcome, fd, buffers, std::move(parts));
+  worker->Queue();
+  if (env.IsExceptionPending()) {
+    // Never queued: nothing will run or finish it.
+    outcome->Finish(EIO);
+    delete worker;
+    return env.Undefined();
+  }
+  return handle;
+}
+
+Napi::Value BackgroundWrite::IsDone(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), outcome_ == nullptr || outcome_->Done());
+}
+
+Napi::Value BackgroundWrite::Wait(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (outcome_ == nullptr) {
+    ThrowSystemError(env, EINVAL, "pwrite", path_);  // not made by writeInBackground()
+    return env.Undefined();
+  }
+  if (int err = outcome_->Wait()) ThrowSystemError(env, err, "pwrite", path_);
+  return env.Undefined();
+}
+
+}  // namespace mmap_native

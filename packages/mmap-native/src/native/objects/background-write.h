@@ -1,0 +1,65 @@
+// A pwrite queued on libuv's thread pool that the main thread can wait for without the
+// event loop. A cache packs layer after layer in one synchronous call; writing each packed
+// layer to its file while the next one is packed takes the copy into the page cache off
+// the main thread, and the cache waits only before it reuses the bytes or commits them.
+#ifndef MMAP_NATIVE_OBJECTS_BACKGROUND_WRITE_H
+#define MMAP_NATIVE_OBJECTS_BACKGROUND_WRITE_H
+
+#include <napi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mmap_native {
+
+// One stretch of bytes to write at a file position.
+struct WritePart {
+  const uint8_t* data;
+  size_t length;
+  uint64_t position;
+};
+
+// The result of one write: set once by the thread-pool thread, read by the main thread.
+class WriteOutcome {
+ public:
+  void Finish(int err);
+  bool Done();
+  // Blocks until Finish() has run; returns its error (0: every byte written).
+  int Wait();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable finished_;
+  bool done_ = false;
+  int err_ = 0;
+};
+
+// The JS handle of a queued write: `done` (never blocks) and `wait()` (blocks, then throws
+// the write's error, if any, every time it is called).
+class BackgroundWrite : public Napi::ObjectWrap<BackgroundWrite> {
+ public:
+  static Napi::Function DefineClass(Napi::Env env);
+  explicit BackgroundWrite(const Napi::CallbackInfo& info);
+
+  // Queues one thread-pool task that writes the parts in order (pwrite each, stopping at
+  // the first error) through `fd`, which it owns (closed once the task is done; a
+  // duplicate, so a close() of the file meanwhile cannot redirect the writes to a reused
+  // descriptor number). `buffers` (those the parts point into) are held until then.
+  static Napi::Value Start(Napi::Env env, int fd, const std::vector<Napi::ArrayBuffer>& buffers,
+                           std::vector<WritePart> parts, const std::string& path);
+
+ private:
+  Napi::Value IsDone(const Napi::CallbackInfo& info);
+  Napi::Value Wait(const Napi::CallbackInfo& info);
+
+  std::shared_ptr<WriteOutcome> outcome_;
+  std::string path_;
+};
+
+}  // namespace mmap_native
+
+#endif

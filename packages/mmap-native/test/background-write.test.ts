@@ -1,0 +1,184 @@
+// writeInBackground: a pwrite on the thread pool, waited for without the event loop.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type BackendName, MmapError, openMappedFile, pageSize } from '../src/index.js';
+import {
+  fixture,
+  lastJson,
+  makeTempDir,
+  nodeArgs,
+  posixExpected,
+  runChild,
+  testedBackends,
+} from './helpers.js';
+
+const MiB = 1024 * 1024;
+
+function pattern(length: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
+  return bytes;
+}
+
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+}
+
+describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) => {
+  let dir: string;
+  let cleanup: () => void;
+  beforeEach(() => {
+    ({ dir, cleanup } = makeTempDir());
+  });
+  afterEach(() => cleanup());
+
+  it('puts every byte in the file; wait() needs no turn of the event loop', () => {
+    const path = join(dir, 'data.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    file.grow(8 * MiB);
+    const first = pattern(3 * MiB + 17, 1);
+    const second = pattern(MiB, 2);
+    const writes = [
+      file.writeInBackground([{ source: first, position: 4096 }]),
+      file.writeInBackground([{ source: second, position: 5 * MiB }]),
+    ];
+    // Synchronously, in the same turn: no callback can have run in between.
+    for (const write of writes) {
+      write.wait();
+      expect(write.done).toBe(true);
+    }
+    expect(same(file.read(4096, first.length), first)).toBe(true);
+    const mapping = file.map(5 * MiB, second.length, { writable: false });
+    expect(same(mapping.bytes(), second)).toBe(true);
+    mapping.close();
+    file.close();
+    const onDisk = readFileSync(path);
+    expect(onDisk.subarray(4096, 4096 + first.length).equals(first)).toBe(true);
+    expect(onDisk.subarray(0, 4096).every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('writes many parts in one task, in order (a later part wins where they overlap)', () => {
+    const path = join(dir, 'parts.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    const parts = [0, 1, 2, 3].map((i) => ({ source: pattern(70_000, i), position: i * 65_536 }));
+    const write = file.writeInBackground(parts);
+    write.wait();
+    file.close();
+    const onDisk = readFileSync(path);
+    expect(onDisk.byteLength).toBe(3 * 65_536 + 70_000);
+    for (const [i, part] of parts.entries()) {
+      const end = i === parts.length - 1 ? 70_000 : 65_536;
+      expect(
+        same(onDisk.subarray(part.position, part.position + end), part.source.subarray(0, end)),
+      ).toBe(true);
+    }
+    // An empty list is a task with nothing to write.
+    const empty = openMappedFile(path, { mode: 'r+', backend }).writeInBackground([]);
+    empty.wait();
+    expect(empty.done).toBe(true);
+  });
+
+  it('becomes done by itself, and wait() after that returns at once', async () => {
+    const file = openMappedFile(join(dir, 'later.bin'), { mode: 'w+', backend });
+    const write = file.writeInBackground([{ source: pattern(64 * 1024, 3), position: pageSize() }]);
+    for (let turn = 0; turn < 1000 && !write.done; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(write.done).toBe(true);
+    write.wait();
+    expect(same(file.read(pageSize(), 64 * 1024), pattern(64 * 1024, 3))).toBe(true);
+    file.close();
+  });
+
+  it('finishes a write started before close()', () => {
+    const path = join(dir, 'closed.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    const bytes = pattern(32 * MiB, 4);
+    const write = file.writeInBackground([{ source: bytes, position: 0 }]);
+    file.close();
+    write.wait();
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
+
+  it('reports a failed write at wait(), every time', () => {
+    const path = join(dir, 'readonly.bin');
+    openMappedFile(path, { mode: 'w+', backend }).close();
+    const file = openMappedFile(path, { mode: 'r', backend });
+    const write = file.writeInBackground([{ source: pattern(100, 5), position: 0 }]);
+    for (let i = 0; i < 2; i++) {
+      try {
+        write.wait();
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(MmapError);
+        expect((error as MmapError).code).toBe('EBADF');
+        expect((error as MmapError).syscall).toBe('pwrite');
+        expect((error as MmapError).path).toBe(path);
+      }
+    }
+    expect(write.done).toBe(true);
+    file.close();
+  });
+
+  it('refuses wrong arguments and a closed file at once', () => {
+    const file = openMappedFile(join(dir, 'args.bin'), { mode: 'w+', backend });
+    const bytes = new Uint8Array(4);
+    for (const parts of [bytes, { source: bytes, position: 0 }, [null], [{ position: 0 }]]) {
+      expect(codeOf(() => file.writeInBackground(parts as never))).toBe('ERR_INVALID_ARG_TYPE');
+    }
+    const wide = [{ source: new Uint16Array(4), position: 0 }];
+    expect(codeOf(() => file.writeInBackground(wide as never))).toBe('ERR_INVALID_ARG_TYPE');
+    const before = [{ source: bytes, position: -1 }];
+    expect(codeOf(() => file.writeInBackground(before))).toBe('ERR_OUT_OF_RANGE');
+    file.close();
+    expect(codeOf(() => file.writeInBackground([{ source: bytes, position: 0 }]))).toBe('EBADF');
+  });
+});
+
+describe.each(testedBackends)('writeInBackground past RLIMIT_FSIZE (%s)', (backend) => {
+  let dir: string;
+  let cleanup: () => void;
+  beforeEach(() => {
+    ({ dir, cleanup } = makeTempDir());
+  });
+  afterEach(() => cleanup());
+
+  // 1 MiB limit (`ulimit -f` counts 512-byte blocks); SIGXFSZ ignored, so pwrite on the
+  // thread-pool thread fails with EFBIG instead of killing the process.
+  it.skipIf(backend === 'posix' && !posixExpected)('wait() throws EFBIG', async () => {
+    const path = join(dir, 'limited.bin');
+    const result = await runChild('sh', [
+      '-c',
+      'trap "" XFSZ; ulimit -f 2048; exec "$0" "$@"',
+      process.execPath,
+      ...nodeArgs(fixture('background-write-limit.ts')),
+      path,
+      backend,
+    ]);
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(0);
+    const report = lastJson<Record<string, unknown>>(result);
+    expect(report).toEqual({
+      isMmapError: true,
+      code: 'EFBIG',
+      // The heap backend writes through node:fs, whose error names write(2).
+      syscall: backend === 'posix' ? 'pwrite' : 'write',
+      path,
+      done: true,
+      again: 'EFBIG',
+      firstPart: 5,
+      sizeAfterFailure: 12_288,
+      smallByte: 9,
+    });
+  });
+});
