@@ -1,15 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTrailer } from '@memlayer/cache-format';
-import { afterAll, describe, expect, it } from 'vitest';
+import { MappedFile } from '@memlayer/mmap-native';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FileStorage, XNNWeightsCache } from '../src/index.js';
-import { makeTempDir, referenceHashes } from './file-helpers.js';
+import { BATCH_BYTES, MAX_BATCHES_IN_FLIGHT } from '../src/storage/write-batches.js';
+import { captureWarnings, makeTempDir, referenceHashes } from './file-helpers.js';
 import { buildModel, type ModelSpec, outputHashes, range } from './fixtures/model.js';
 
 const SPEC: ModelSpec = { layers: range(0, 5), inputChannels: 40, outputChannels: 24 };
 const reference = referenceHashes(SPEC);
 
-describe('file regions packed in a staging buffer, then written with pwrite', () => {
+describe('file regions packed in a staging buffer, then written in batches', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
 
@@ -24,7 +26,10 @@ describe('file regions packed in a staging buffer, then written with pwrite', ()
     expect(staging.every((b) => b === 0)).toBe(true);
     a.bytes.fill(7);
     storage.seal(a, 1000);
-    expect(a.bytes).not.toBe(staging);
+    // Its write waits for a batch to fill up; until it is written the staged bytes serve.
+    expect(a.bytes.buffer).toBe(staging.buffer);
+    storage.sync(); // every batch written
+    expect(a.bytes.buffer).not.toBe(staging.buffer);
     expect(a.bytes.byteLength).toBe(1000);
     expect(a.bytes.every((b) => b === 7)).toBe(true);
     // The staging buffer is reused, cleared, for the next region.
@@ -38,6 +43,70 @@ describe('file regions packed in a staging buffer, then written with pwrite', ()
     const c = storage.reserve(100, { persistable: true });
     expect(c?.bytes.buffer).toBe(staging.buffer);
     storage.close();
+  });
+
+  it('writes sealed regions in batches on the thread pool, a few batches in flight', () => {
+    const path = join(dir, 'batches.xpwc');
+    const storage = new FileStorage({ path, backend: 'posix' });
+    storage.open({ hasEntries: false });
+    // Four regions fill a batch, which then starts; starting a third batch finishes the first.
+    const size = Math.ceil(BATCH_BYTES / 4);
+    const sealed = range(0, 4 * (MAX_BATCHES_IN_FLIGHT + 1)).map((i) => {
+      const region = storage.reserve(size, { persistable: true });
+      if (region === null) throw new Error('no region');
+      region.bytes.fill(i + 1);
+      const staged = region.bytes.buffer;
+      storage.seal(region, size);
+      return { region, staged };
+    });
+    sealed.forEach(({ region, staged }, i) => {
+      // The first batch's regions hand out file pages now, the others their staged bytes.
+      expect(region.bytes.buffer === staged).toBe(i >= 4);
+      expect(region.bytes.every((b) => b === i + 1)).toBe(true);
+    });
+    // A release waits for the region's batch (and those before it): its buffer is free again.
+    const released = sealed[5] as (typeof sealed)[number];
+    storage.release(released.region);
+    sealed.slice(4, 8).forEach(({ region, staged }) => {
+      if (region !== released.region) expect(region.bytes.buffer).not.toBe(staged);
+    });
+    const next = storage.reserve(size, { persistable: true });
+    expect(next?.bytes.every((b) => b === 0)).toBe(true);
+    storage.close();
+    // Every sealed region's bytes are in the file (the released one's as orphan bytes).
+    const file = readFileSync(path);
+    sealed.forEach((_, i) => {
+      expect(file.indexOf(Buffer.alloc(size, i + 1))).toBeGreaterThan(0);
+    });
+  });
+
+  it('keeps a batch whose write failed on the heap: nothing of it is committed', async () => {
+    const path = join(dir, 'failed.xpwc');
+    const warnings = captureWarnings();
+    const failing = vi
+      .spyOn(MappedFile.prototype, 'writeInBackground')
+      .mockImplementationOnce(() => ({
+        done: true,
+        wait() {
+          throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        },
+      }));
+    const cache = new XNNWeightsCache({ path, backend: 'posix', commit: 'finalize' });
+    const built = buildModel(cache, SPEC);
+    failing.mockRestore();
+    expect(await warnings.stop()).toContain('MEMLAYER_CACHE_HEAP_FALLBACK');
+    expect(outputHashes(built.ops, SPEC.inputChannels)).toEqual(reference);
+    // The failed batch's regions count as heap fallback of their reason.
+    const fallback = cache.stats().fallback?.['enospc'];
+    expect(fallback?.count).toBeGreaterThan(0);
+    expect(fallback?.bytes).toBeGreaterThan(0);
+    cache.close();
+    // The file holds no committed entry: the next start packs everything again.
+    const warm = new XNNWeightsCache({ path, backend: 'posix' });
+    const again = buildModel(warm, SPEC);
+    expect(again.ops.some((op) => op.cacheHit)).toBe(false);
+    expect(outputHashes(again.ops, SPEC.inputChannels)).toEqual(reference);
+    warm.close();
   });
 
   it('commits an entry inserted without seal(): its bytes reach the file first', () => {

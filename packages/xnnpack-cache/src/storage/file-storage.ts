@@ -4,7 +4,7 @@
 // session and policy, entry loader, load windows, region allocator, index writer, deferred
 // commit, budget, eviction and fallback.
 import { alignUp, crc32cOf, describeFileLayout } from '@memlayer/cache-format';
-import { type Mapping, pageSize } from '@memlayer/mmap-native';
+import { type BackgroundWrite, type Mapping, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
 import { BudgetKeeper } from './budget.js';
 import type { CacheFile } from './cache-file.js';
@@ -31,8 +31,9 @@ import type {
   StorageStats,
   StoredEntry,
 } from './packed-storage.js';
-import { RegionAllocator, StagingBuffers } from './region-allocator.js';
+import { type Chunk, RegionAllocator, StagingBuffers } from './region-allocator.js';
 import { emitCacheWarning } from './warnings.js';
+import { WriteBatches } from './write-batches.js';
 
 export type { CommitMode, FileStorageOptions, VerifyMode } from './file-storage-options.js';
 
@@ -78,6 +79,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   /** Regions still packed in a staging buffer: seal() writes them to the file. */
   readonly #staged = new Map<PackedRegion, Uint8Array>();
   readonly #staging = new StagingBuffers();
+  /** Sealed regions whose bytes are written in batches on the thread pool. */
+  readonly #writing = new WriteBatches((regions, write) => this.#finishBatch(regions, write));
   #offReason: FallbackReason | null = null;
   /** A file region was reserved since the last commit. */
   #unsaved = false;
@@ -165,6 +168,9 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       this.#heap.release(region);
       return;
     }
+    // Its staging buffer is reused once no write reads it any more.
+    this.#writing.finishThrough(region);
+    if (!this.#regions.has(region)) return; // its write failed: it is heap memory now
     this.#regions.delete(region);
     this.#unstage(region);
     // Its bytes stay in the file as orphans until compaction.
@@ -182,20 +188,49 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     file.crc32c = crc32cOf(region.bytes.subarray(0, dataSize));
     file.crcSize = dataSize;
     if (!this.#staged.has(region) || file.chunk === null) return;
-    let mapped: Uint8Array;
+    // Until its batch is written the cache reads the staged bytes; then the mapped view.
+    this.#writing.add(region, file.chunk.file.mapped, region.bytes, file.fileOffset);
+  }
+
+  /** A batch of sealed regions is written (or failed): each region's mapped view replaces its staging buffer. */
+  #finishBatch(regions: readonly PackedRegion[], write: BackgroundWrite): void {
+    let failure: unknown;
+    let failed = false;
     try {
-      mapped = this.#allocator.writeStaged(file.chunk, file.fileOffset, region.bytes);
+      write.wait();
     } catch (error) {
-      // The bytes stay in their staging buffer (now the region's own heap memory), never
-      // committed: the runtime keeps working.
-      this.#staged.delete(region);
-      this.#regions.delete(region);
-      this.#allocator.release(file.chunk);
-      this.#fallBack(reasonOf(error, 'io'), 'write packed weights to the cache file', error);
-      return;
+      failure = error;
+      failed = true;
     }
-    (region as { bytes: Uint8Array }).bytes = mapped;
-    this.#unstage(region);
+    for (const region of regions) {
+      const file = this.#regions.get(region);
+      if (file === undefined || file.chunk === null) continue;
+      if (failed) {
+        // Which of the batch's parts reached the file is unknown: none is committed.
+        this.#writeFailed(region, file.chunk, failure);
+        continue;
+      }
+      const length = region.bytes.byteLength;
+      (region as { bytes: Uint8Array }).bytes = this.#allocator.mappedView(
+        file.chunk,
+        file.fileOffset,
+        length,
+      );
+      this.#unstage(region);
+    }
+  }
+
+  /**
+   * The bytes stay in their staging buffer (now the region's own heap memory), never
+   * committed: the runtime keeps working.
+   */
+  #writeFailed(region: PackedRegion, chunk: Chunk, error: unknown): void {
+    this.#staged.delete(region);
+    this.#regions.delete(region);
+    this.#allocator.release(chunk);
+    const reason = reasonOf(error, 'io');
+    this.#fallBack(reason, 'write packed weights to the cache file', error);
+    this.#ledger.add(reason, region.reservedBytes);
   }
 
   /**
@@ -204,6 +239,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
    * finalize one; a persist() alone is an explicit save and commits at once.
    */
   sync(): void {
+    // A finalized runtime reads mapped file pages only, and a write-back covers every byte.
+    this.#writing.finishAll();
     if (this.#options.commit === 'deferred') {
       this.#finalizing = true;
       return;
@@ -222,6 +259,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   persist(entries: readonly StoredEntry[]): readonly string[] {
+    this.#writing.finishAll();
     const finalizing = this.#finalizing;
     this.#finalizing = false;
     this.#budget.note(entries, (region) => this.#regions.get(region)?.committed === false);
@@ -266,6 +304,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   close(): void {
+    this.#writing.finishAll();
     this.commitPendingNow();
     const file = this.#session.file;
     // The ratio only decides automatic compaction: not counted without a threshold.
@@ -397,6 +436,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
         if (this.#staged.has(entry.region)) this.seal(entry.region, entry.dataSize);
       }
     }
+    this.#writing.finishAll();
     const session = this.#session;
     const durable = this.#writer.save(entries, {
       format: session.format,

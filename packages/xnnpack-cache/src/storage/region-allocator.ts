@@ -1,6 +1,7 @@
 import { alignUp } from '@memlayer/cache-format';
 import { type Mapping, NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
+import { BATCH_BYTES, MAX_BATCHES_IN_FLIGHT } from './write-batches.js';
 
 /**
  * A stretch of fresh file pages grown in one step and mapped once (MAP_SHARED, writable);
@@ -119,13 +120,9 @@ export class RegionAllocator {
     return chunk.mapping.backend === 'posix';
   }
 
-  /**
-   * Writes packed bytes at `fileOffset` of the chunk's file (pwrite) and returns the
-   * mapped view of them, which is what the cache hands out from then on.
-   */
-  writeStaged(chunk: Chunk, fileOffset: number, packed: Uint8Array): Uint8Array {
-    chunk.file.mapped.write(packed, fileOffset);
-    return new Uint8Array(chunk.mapping.buffer, fileOffset - chunk.start, packed.byteLength);
+  /** The mapped view of `length` bytes at `fileOffset`: what the cache hands out once written. */
+  mappedView(chunk: Chunk, fileOffset: number, length: number): Uint8Array {
+    return new Uint8Array(chunk.mapping.buffer, fileOffset - chunk.start, length);
   }
 
   /** A carved region is no longer needed; a chunk with none left is unmapped. */
@@ -209,8 +206,13 @@ export class RegionAllocator {
   }
 }
 
-/** Free staging buffers kept for reuse; more are allocated while more are outstanding. */
+/**
+ * Free staging buffers kept for reuse: all of them while they hold no more than one batch
+ * being filled and those in flight (write-batches.ts), else the largest two. A fresh
+ * buffer costs a page fault per page on its first use.
+ */
 const KEPT_STAGING_BUFFERS = 2;
+const KEPT_STAGING_BYTES = (MAX_BATCHES_IN_FLIGHT + 1) * BATCH_BYTES;
 
 /**
  * Heap buffers that file regions are packed into before one pwrite puts the bytes in the
@@ -218,11 +220,13 @@ const KEPT_STAGING_BUFFERS = 2;
  * it dirty, page by page; pwrite copies whole pages into the page cache in one system
  * call. bench/file-write-modes.ts: 1024 regions of 66,048 bytes, fresh processes,
  * medians of 7: stores into the mapping 2.39x a heap baseline, pack + pwrite 1.08x.
- * A buffer is reused once its region is written or released: one or two buffers of the
- * largest region size serve a whole model built layer by layer.
+ * The pwrites run in batches on the thread pool while the next regions are packed
+ * (write-batches.ts). A buffer is reused once its region is written or released: the
+ * buffers of a few batches serve a whole model built layer by layer.
  */
 export class StagingBuffers {
   readonly #free: ArrayBuffer[] = [];
+  #freeBytes = 0;
 
   /**
    * `length` zero bytes to pack into (a reused buffer is cleared here, so regions stay
@@ -234,6 +238,7 @@ export class StagingBuffers {
       const buffer = free[i] as ArrayBuffer;
       if (buffer.byteLength >= length) {
         free.splice(i, 1);
+        this.#freeBytes -= buffer.byteLength;
         return new Uint8Array(buffer, 0, length).fill(0);
       }
     }
@@ -244,14 +249,18 @@ export class StagingBuffers {
   give(bytes: Uint8Array): void {
     const free = this.#free;
     free.push(bytes.buffer as ArrayBuffer);
-    if (free.length > KEPT_STAGING_BUFFERS) {
+    this.#freeBytes += bytes.buffer.byteLength;
+    if (free.length > KEPT_STAGING_BUFFERS && this.#freeBytes > KEPT_STAGING_BYTES) {
       // Keep the largest: they serve every smaller region too.
       free.sort((a, b) => b.byteLength - a.byteLength);
-      free.length = KEPT_STAGING_BUFFERS;
+      while (free.length > KEPT_STAGING_BUFFERS && this.#freeBytes > KEPT_STAGING_BYTES) {
+        this.#freeBytes -= (free.pop() as ArrayBuffer).byteLength;
+      }
     }
   }
 
   clear(): void {
     this.#free.length = 0;
+    this.#freeBytes = 0;
   }
 }

@@ -1,0 +1,113 @@
+// Sealed file regions on their way to the cache file. Their pwrites go in batches of about
+// a mebibyte, each one task on the thread pool (mmap-native writeInBackground) that runs
+// while the main thread packs the next layers. One task per region does not pay here:
+// queuing a task costs tens of microseconds on the main thread, as much as the write.
+import type { BackgroundWrite, MappedFile } from '@memlayer/mmap-native';
+import type { PackedRegion } from './packed-storage.js';
+
+/** A batch is started once its regions hold this many bytes (a larger region goes alone). */
+export const BATCH_BYTES = 1024 * 1024;
+/** Batches left running at once; each holds its regions' staging buffers until it is over. */
+export const MAX_BATCHES_IN_FLIGHT = 2;
+/** Past this many bytes in flight a new batch waits for older ones (one always runs). */
+export const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
+/** Called once per batch, in the order they started, when the storage needs it over. */
+export type FinishBatch = (regions: readonly PackedRegion[], write: BackgroundWrite) => void;
+
+interface Batch {
+  readonly file: MappedFile;
+  readonly regions: PackedRegion[];
+  readonly sources: Uint8Array[];
+  readonly positions: number[];
+  bytes: number;
+  write: BackgroundWrite | null;
+}
+
+export class WriteBatches {
+  #open: Batch | null = null;
+  readonly #running: Batch[] = [];
+  #runningBytes = 0;
+  readonly #finish: FinishBatch;
+
+  constructor(finish: FinishBatch) {
+    this.#finish = finish;
+  }
+
+  /** Regions added and not yet finished. */
+  get size(): number {
+    let count = this.#open?.regions.length ?? 0;
+    for (const batch of this.#running) count += batch.regions.length;
+    return count;
+  }
+
+  /** Queues `source` (the region's packed bytes, unchanged from now on) for `position` of `file`. */
+  add(region: PackedRegion, file: MappedFile, source: Uint8Array, position: number): void {
+    let batch = this.#open;
+    if (batch !== null && batch.file !== file) {
+      this.#start(batch);
+      batch = null;
+    }
+    if (batch === null) {
+      batch = { file, regions: [], sources: [], positions: [], bytes: 0, write: null };
+      this.#open = batch;
+    }
+    batch.regions.push(region);
+    batch.sources.push(source);
+    batch.positions.push(position);
+    batch.bytes += source.byteLength;
+    if (batch.bytes >= BATCH_BYTES) this.#start(batch);
+  }
+
+  /** Finishes every batch up to the one holding `region` (nothing when none holds it). */
+  finishThrough(region: PackedRegion): void {
+    const open = this.#open;
+    if (open !== null && open.regions.includes(region)) {
+      this.finishAll();
+      return;
+    }
+    const index = this.#running.findIndex((batch) => batch.regions.includes(region));
+    for (let i = 0; i <= index; i++) this.#finishOldest();
+  }
+
+  /** Starts the batch being filled and finishes every batch. */
+  finishAll(): void {
+    if (this.#open !== null) this.#start(this.#open);
+    while (this.#running.length > 0) this.#finishOldest();
+  }
+
+  #start(batch: Batch): void {
+    this.#open = null;
+    try {
+      batch.write = batch.file.writeInBackground(
+        batch.sources.map((source, i) => ({ source, position: batch.positions[i] as number })),
+      );
+    } catch (error) {
+      batch.write = failed(error);
+    }
+    this.#running.push(batch);
+    this.#runningBytes += batch.bytes;
+    while (
+      this.#running.length > MAX_BATCHES_IN_FLIGHT ||
+      (this.#running.length > 1 && this.#runningBytes > MAX_BYTES_IN_FLIGHT)
+    ) {
+      this.#finishOldest();
+    }
+  }
+
+  #finishOldest(): void {
+    const oldest = this.#running.shift() as Batch;
+    this.#runningBytes -= oldest.bytes;
+    this.#finish(oldest.regions, oldest.write as BackgroundWrite);
+  }
+}
+
+/** A batch that could not even be queued fails like one whose writes failed. */
+function failed(error: unknown): BackgroundWrite {
+  return {
+    done: true,
+    wait(): never {
+      throw error;
+    },
+  };
+}
