@@ -48,7 +48,9 @@ describe('WriteBatches', () => {
     const regions = Array.from({ length: 4 * (MAX_BATCHES_IN_FLIGHT + 1) + 1 }, () =>
       region(quarter),
     );
-    regions.forEach((r, i) => batches.add(r, file, r.bytes, i * quarter));
+    regions.forEach((r, i) => {
+      batches.add(r, file, r.bytes, i * quarter);
+    });
     expect(tasks).toHaveLength(MAX_BATCHES_IN_FLIGHT + 1);
     expect(tasks[0]?.map((part) => part.position)).toEqual([0, 1, 2, 3].map((i) => i * quarter));
     // Starting the third batch finished the first; the last region waits in an open batch.

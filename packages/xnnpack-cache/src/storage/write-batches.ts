@@ -61,8 +61,7 @@ export class WriteBatches {
 
   /** Finishes every batch up to the one holding `region` (nothing when none holds it). */
   finishThrough(region: PackedRegion): void {
-    const open = this.#open;
-    if (open !== null && open.regions.includes(region)) {
+    if (this.#open?.regions.includes(region)) {
       this.finishAll();
       return;
     }
