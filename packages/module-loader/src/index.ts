@@ -38,6 +38,7 @@ export {
   type ModuleLoaderErrorDetails,
 } from './errors.js';
 export { type FileContext, resolveContainedPath } from './files/contained-path.js';
+export { savePendingMemoFiles } from './files/deferred-saves.js';
 export { MAX_CALLABLE_BYTES } from './files/limits.js';
 export { readRegularFile } from './files/read-regular-file.js';
 export { type LoadMethodOptions, Module, type ModuleConfig } from './module/module.js';

@@ -1,7 +1,7 @@
 // Method plans next to a cache file: a start of unchanged program and weights takes every
 // linear node's keys from the plan (no weight table read, no node checked); any change, rot
 // or mismatch falls back to the ordinary start, which gives the same outputs.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -26,6 +26,8 @@ import {
   methodPlansPath,
   type OperatorProgress,
   processMemo,
+  savePendingMemoFiles,
+  sourceRecordPath,
   type WeightStats,
   type XnnpackHandle,
 } from '../src/index.js';
@@ -37,6 +39,8 @@ import {
   sha256,
   writeLinearProgram,
 } from './weights-programs.js';
+
+const LOAD_AND_EXIT = join(import.meta.dirname, 'fixtures', 'load-and-exit.ts');
 
 interface Start {
   output: string;
@@ -67,6 +71,8 @@ function start(
       ),
     );
     const [output] = module.execute('forward', [programInput(module.programManifest())]);
+    // What a process does at exit at the latest: each start here stands for one process.
+    savePendingMemoFiles();
     const handle = module.methodHandle('forward') as XnnpackHandle;
     const result = {
       output: sha256(output?.data ?? new Float32Array(0)),
@@ -191,6 +197,51 @@ describe('method plans', () => {
     start(b, cachePath);
     expect(start(a, cachePath)).toMatchObject({ output: heapOnlyOutput(a), fromPlan: true });
     expect(start(b, cachePath)).toMatchObject({ output: heapOnlyOutput(b), fromPlan: true });
+  });
+});
+
+describe('the plan and the record are saved once the method is runnable', () => {
+  function loadOnly(program: string): void {
+    processMemo.clear();
+    forgetSourceRecords();
+    const module = new Module(program, { registry: createDefaultRegistry() });
+    module.load(
+      new LoadBackendOptionsMap().setOptions(
+        'XnnpackBackend',
+        new BackendOptions().setOption('packed_cache_path', cachePath),
+      ),
+    );
+    module.loadMethod('forward');
+    module.dispose();
+  }
+
+  test('not on the load path; a later start of this process reads them all the same', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    loadOnly(program);
+    expect(existsSync(methodPlansPath(cachePath))).toBe(false);
+    expect(existsSync(sourceRecordPath(cachePath))).toBe(false);
+    // Reading a file with a save pending runs the save first: the plan is used.
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
+  });
+
+  test('on a later turn of the event loop', async () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    loadOnly(program);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(methodPlansPath(cachePath))).toBe(true);
+    expect(existsSync(sourceRecordPath(cachePath))).toBe(true);
+  });
+
+  test('at the latest when the process exits', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    const child = spawnSync(
+      process.execPath,
+      ['--conditions=memlayer-source', '--import', 'tsx', LOAD_AND_EXIT, program, cachePath],
+      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    expect(existsSync(sourceRecordPath(cachePath))).toBe(true);
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
   });
 });
 

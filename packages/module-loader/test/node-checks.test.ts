@@ -13,6 +13,7 @@ import {
   ModuleLoaderError,
   methodPlansPath,
   processMemo,
+  savePendingMemoFiles,
   sourceRecordPath,
   XnnpackBackend,
   type XnnpackHandle,
@@ -133,6 +134,7 @@ describe('linear node checks', () => {
       const { manifestPath, dir } = program();
       // A first load writes the record; a fresh process (memo and records forgotten) reads it.
       loadForward(manifestPath, 'cache file', dir).dispose();
+      savePendingMemoFiles(); // as the first process does at exit at the latest
       expect(readFileSync(sourceRecordPath(join(dir, 'cache.xpwc')), 'utf8')).toContain(
         'l0.weight',
       );

@@ -73,6 +73,9 @@ describe('XnnpackBackend options as upstream', () => {
     module.load();
     module.loadMethod('forward');
     expect(existsSync(cachePath)).toBe(true);
+    // The record beside it is saved after the load; "save now" writes it at once.
+    expect(existsSync(`${cachePath}.sources.json`)).toBe(false);
+    backend.setOption('save_weight_cache_on_disk', true);
     expect(existsSync(`${cachePath}.sources.json`)).toBe(true);
     module.dispose();
   });

@@ -6,6 +6,7 @@ import {
   XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
+import { savePendingMemoFiles } from '../files/deferred-saves.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
 import { MethodPlans } from '../plans/method-plans.js';
 import { keysFromPlan, planFrom } from '../plans/plan-keys.js';
@@ -127,6 +128,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
   }
 
   private saveAll(): void {
+    // The files beside the caches too: "save now" means nothing is left for later.
+    savePendingMemoFiles();
     const error = this.caches.saveAll();
     if (error) {
       throw new ModuleLoaderError(
@@ -169,7 +172,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       if (keys !== undefined) {
         try {
           const handle = this.build(context, method, options, tiling, keys, map, true);
-          if (map.resolved) record?.save(program.namedData.knownFiles());
+          if (map.resolved) record?.saveLater(program.namedData.knownFiles());
           return handle;
         } catch (error) {
           // The weights are not what the plan says: start again the ordinary way (below),
@@ -194,11 +197,12 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       keyed ?? program.namedData,
       false,
     );
-    // Remember what was learnt about the weight files and the method next to the cache file.
-    record?.save(program.namedData.knownFiles());
+    // Remember what was learnt about the weight files and the method next to the cache
+    // file, once the method is runnable.
+    record?.saveLater(program.namedData.knownFiles());
     if (plans !== undefined) {
       const fresh = planFrom(program, methodName, method, contentKeys);
-      if (fresh !== undefined) plans.save(fresh);
+      if (fresh !== undefined) plans.saveLater(fresh);
     }
     return handle;
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { savePendingNow } from './deferred-saves.js';
 import { readRegularFile } from './read-regular-file.js';
 
 /**
@@ -17,6 +18,8 @@ export function readMemoFile<T>(
   decode: (bytes: Uint8Array) => T,
   warn: (message: string) => void,
 ): T | undefined {
+  // A save this process left for later comes first: the reader sees what it knows.
+  savePendingNow(path);
   let bytes: Uint8Array;
   try {
     bytes = readRegularFile(path, maxBytes, { file: path, field: '$' });

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { saveSoon } from '../files/deferred-saves.js';
 import { readMemoFile, replaceMemoFile } from '../files/memo-file.js';
 import type { LoadedProgram } from '../program/program.js';
 import { trustworthy } from '../safetensors/known-files.js';
@@ -61,6 +62,11 @@ export class MethodPlans {
     warn(
       `the plan of ${resolve(program.path)} "${method}" in ${this.path} was not used: ${error.message}`,
     );
+  }
+
+  /** save(plan) after the method is runnable (files/deferred-saves.ts). */
+  saveLater(plan: MethodPlan): void {
+    saveSoon(this.path, () => this.save(plan), warn);
   }
 
   /** Keeps `plan` (replacing the one of its program and method); false when not written. */

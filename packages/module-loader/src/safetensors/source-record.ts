@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { savePendingNow, saveSoon } from '../files/deferred-saves.js';
 import { readMemoFile, replaceMemoFile } from '../files/memo-file.js';
 import { type FileIdentity, sameIdentity } from './identity.js';
 import {
@@ -65,6 +66,11 @@ export class SourceRecord implements KnownFileSource {
     return this.#decoded(files, identity.path);
   }
 
+  /** save(files) after the method is runnable (files/deferred-saves.ts). */
+  saveLater(files: readonly KnownFile[]): void {
+    saveSoon(this.path, () => this.save(files), warn);
+  }
+
   /**
    * Remembers `files`; writes only when one is new, changed, or has digests the record lacks
    * (or the record is version 1). Other processes' entries written meanwhile are kept (the
@@ -100,6 +106,8 @@ export class SourceRecord implements KnownFileSource {
   }
 
   #load(): Map<string, RecordEntry> {
+    // A save left for later updates #files: run it before they are read.
+    savePendingNow(this.path);
     this.#files ??= readRecord(this.path)?.files ?? new Map();
     return this.#files;
   }
