@@ -40,6 +40,13 @@ export type ChildTask =
       readonly cachePath: string;
     }
   | {
+      /** A bound for any JavaScript warm start of `method` (warm-bound.ts). */
+      readonly kind: 'bound';
+      readonly program: string;
+      readonly cachePath: string;
+      readonly method: string;
+    }
+  | {
       readonly kind: 'pack';
       readonly layers: number;
       readonly dim: number;

@@ -30,6 +30,7 @@ import {
 } from './child-protocol.js';
 import { measureFloor } from './floor.js';
 import { fillWeights, nowMs, peakRssBytes, smapsRollup } from './measure.js';
+import { measureWarmBound } from './warm-bound.js';
 
 const METHOD = 'forward';
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -213,7 +214,9 @@ async function main(): Promise<void> {
   if (task.kind === 'load') await load(task);
   else if (task.kind === 'cycles') cycles(task);
   else if (task.kind === 'floor') send('result', measureFloor(task.cachePath));
-  else pack(task);
+  else if (task.kind === 'bound') {
+    send('result', measureWarmBound(task.program, task.cachePath, task.method));
+  } else pack(task);
   process.exit(0);
 }
 

@@ -16,6 +16,7 @@ import {
   type SectionBody,
   weightBytesOf,
 } from './types.js';
+import type { WarmBoundResult } from './warm-bound.js';
 
 const METHOD_COLD =
   'fresh child process, cache file, its weight-digest record and its method plans deleted first: Module.load + loadMethod (packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
@@ -27,6 +28,8 @@ const METHOD_WARM_NO_PLAN =
   'fresh child process right after the warm one, its method plans deleted first (the weight-digest record kept): Module.load + loadMethod take every weight table from the record and check every node again (then write the plan anew); median of the runs';
 const METHOD_FLOOR =
   'fresh child process right after the warm ones, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); median of the runs';
+const METHOD_BOUND =
+  "fresh child process right after the floor, same cache file and method plans: read and hash the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node join its keys, find its entry and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); median of the runs";
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 
@@ -46,6 +49,7 @@ export async function measureColdWarm(
   const warmNoPlan: LoadResult[] = [];
   const heap: LoadResult[] = [];
   const floor: FloorResult[] = [];
+  const bound: WarmBoundResult[] = [];
   let committedFileBytes = 0;
   for (let run = 0; run < runs; run++) {
     options.progress(`${spec.label}: cold/warm/heap start, run ${run + 1} of ${runs}`);
@@ -71,6 +75,9 @@ export async function measureColdWarm(
     rmSync(methodPlansPath(cachePath), { force: true });
     warmNoPlan.push(await start('file'));
     floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
+    // The start without a plan saved one anew at its exit: the bound reads it.
+    const task = { kind: 'bound', program, cachePath, method: 'forward' } as const;
+    bound.push(await runInChild<WarmBoundResult>(task));
     heap.push(await start('heap'));
     forgetCache(cachePath);
     coldSaved.push(await start('file', { saveNow: true }));
@@ -86,6 +93,7 @@ export async function measureColdWarm(
     warmNoPlanMs: pick(warmNoPlan, 'timeToRunnableMs'),
     heapMs: pick(heap, 'timeToRunnableMs'),
     floorMs: median(floor.map((result) => result.floorMs)),
+    boundMs: median(bound.map((result) => result.boundMs)),
     coldMethodMs: pick(cold, 'methodLoadMs'),
     coldPacks: cold[0]?.packCalls ?? Number.NaN,
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
@@ -203,6 +211,26 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         value: r.warmMs / r.floorMs,
         unit: 'ratio',
         method: 'the two medians above, same run (target: at most 1.5)',
+      },
+      {
+        label: `${size}: bound of a JavaScript warm start`,
+        value: r.boundMs,
+        unit: 'ms',
+        method: METHOD_BOUND,
+      },
+      {
+        label: `${size}: ratio warm / bound`,
+        value: r.warmMs / r.boundMs,
+        unit: 'ratio',
+        method:
+          'the two medians above, same run: what our code adds to what any JavaScript warm start must do',
+      },
+      {
+        label: `${size}: ratio bound / floor`,
+        value: r.boundMs / r.floorMs,
+        unit: 'ratio',
+        method:
+          'the two medians above, same run: what the JSON manifest, the JSON plans and one object per layer cost over the floor',
       },
       {
         label: `${size}: warm start per entry`,

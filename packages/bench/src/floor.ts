@@ -19,6 +19,14 @@ export interface FloorResult {
   readonly mappings: number;
 }
 
+/** The floor's table: every entry's bytes by name, over read-only windows of the file. */
+export interface FloorTable {
+  readonly table: Map<string, Uint8Array>;
+  readonly mappings: number;
+  /** Unmaps the windows and closes the file. */
+  close(): void;
+}
+
 /**
  * The least work a warm start can do: open the cache file, decode its index, map the data
  * in windows no entry crosses, and build a name → bytes table. No packing, no weights, no
@@ -26,6 +34,14 @@ export interface FloorResult {
  */
 export function measureFloor(cachePath: string): FloorResult {
   const start = nowMs();
+  const floor = openFloorTable(cachePath);
+  const floorMs = nowMs() - start;
+  floor.close();
+  return { floorMs, entries: floor.table.size, mappings: floor.mappings };
+}
+
+/** measureFloor's work: the table of the cache file at `cachePath`, left open. */
+export function openFloorTable(cachePath: string): FloorTable {
   const fd = openSync(cachePath, 'r');
   let size: number;
   let entries: readonly { name: string; fileOffset: number; dataSize: number }[];
@@ -43,6 +59,10 @@ export function measureFloor(cachePath: string): FloorResult {
   const file = openMappedFile(cachePath, { mode: 'r' });
   const mappings: Mapping[] = [];
   const table = new Map<string, Uint8Array>();
+  const close = () => {
+    for (const mapping of mappings) mapping.close();
+    file.close();
+  };
   try {
     let window: Mapping | null = null;
     let windowStart = 0;
@@ -61,9 +81,9 @@ export function measureFloor(cachePath: string): FloorResult {
       const from = entry.fileOffset - windowStart;
       table.set(entry.name, bytes.subarray(from, from + entry.dataSize));
     }
-    return { floorMs: nowMs() - start, entries: table.size, mappings: mappings.length };
-  } finally {
-    for (const mapping of mappings) mapping.close();
-    file.close();
+  } catch (error) {
+    close();
+    throw error;
   }
+  return { table, mappings: mappings.length, close };
 }

@@ -98,6 +98,8 @@ export interface ColdWarmResult {
   readonly heapMs: number;
   /** Map + decode index + name table of the same file, fresh process (the warm start's floor). */
   readonly floorMs: number;
+  /** measureWarmBound: a bare warm start in plain JavaScript (warm-bound.ts). */
+  readonly boundMs: number;
   readonly coldMethodMs: number;
   readonly coldPacks: number;
   readonly warmPacks: number;

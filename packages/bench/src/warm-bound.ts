@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { methodPlansPath } from '@memlayer/module-loader';
+import { openFloorTable } from './floor.js';
+import { nowMs } from './measure.js';
+
+export interface WarmBoundResult {
+  /** Manifest + plans + the floor's table + one look-up and one object per layer, in-process ms. */
+  readonly boundMs: number;
+  readonly layers: number;
+}
+
+interface ManifestNode {
+  readonly op: string;
+  readonly input: string;
+  readonly output: string;
+  readonly weight?: string;
+  readonly bias?: string;
+}
+
+/**
+ * A bound for any warm start in JavaScript that keeps the program's formats: what a warm
+ * start of `method` cannot skip, written as plainly as possible. It reads and hashes the
+ * JSON manifest (a plan is valid only for the manifest's bytes) and makes one object per
+ * node; reads the method plans file (its check digest, its JSON, the keys); builds the
+ * floor's name → bytes table; and per linear node joins its kernel and bias keys (the
+ * entry name), finds the entry and makes one operator-sized object. No checks beyond
+ * those, no locks, no accounting: the gap between a warm start and this bound is what our
+ * code adds, the gap between this bound and the floor is what the formats cost.
+ */
+export function measureWarmBound(
+  programPath: string,
+  cachePath: string,
+  method: string,
+): WarmBoundResult {
+  const start = nowMs();
+  const manifestBytes = readFileSync(programPath);
+  createHash('sha256').update(manifestBytes).digest('hex');
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
+    methods: Record<string, { graph: ManifestNode[] }>;
+  };
+  const graph = manifest.methods[method]?.graph ?? [];
+  const nodes: ManifestNode[] = new Array(graph.length);
+  for (let i = 0; i < graph.length; i++) {
+    const node = graph[i] as ManifestNode;
+    nodes[i] = {
+      op: node.op,
+      input: node.input,
+      output: node.output,
+      weight: node.weight,
+      bias: node.bias,
+    } as ManifestNode;
+  }
+  const keys = plannedKeys(methodPlansPath(cachePath), resolve(programPath), method);
+  const floor = openFloorTable(cachePath);
+  const operators: object[] = [];
+  let key = 0;
+  for (const node of nodes) {
+    if (node.op !== 'linear') continue;
+    const kernel = keys[key++] as string;
+    const name = node.bias === undefined ? kernel : [kernel, keys[key++] as string].join('');
+    const packed = floor.table.get(name);
+    if (packed === undefined) throw new Error(`no cache entry for node ${node.output}`);
+    operators.push({ packed, input: node.input, output: node.output });
+  }
+  const boundMs = nowMs() - start;
+  floor.close();
+  return { boundMs, layers: operators.length };
+}
+
+/** The keys of `method`'s plan in the plans file: a header line with a check digest, then JSON. */
+function plannedKeys(plansPath: string, programPath: string, method: string): string[] {
+  const bytes = readFileSync(plansPath);
+  const newline = bytes.indexOf(0x0a);
+  const head = JSON.parse(bytes.subarray(0, newline).toString('latin1')) as { check: string };
+  const body = bytes.subarray(newline + 1);
+  if (createHash('sha256').update(body).digest('hex') !== head.check) {
+    throw new Error(`${plansPath}: check digest differs`);
+  }
+  const { plans } = JSON.parse(body.toString('utf8')) as {
+    plans: { program: string; method: string; keys: string }[];
+  };
+  const plan = plans.find((p) => p.program === programPath && p.method === method);
+  if (plan === undefined) throw new Error(`${plansPath}: no plan of ${programPath} ${method}`);
+  return plan.keys.split(',');
+}
