@@ -34,10 +34,10 @@ namespace {
 
 class WriteWorker : public Napi::AsyncWorker {
  public:
-  WriteWorker(Napi::Env env, std::shared_ptr<WriteOutcome> outcome, int fd,
+  WriteWorker(Napi::Env env, WriteOutcome* outcome, int fd,
               const std::vector<Napi::ArrayBuffer>& buffers, std::vector<WritePart> parts)
       : Napi::AsyncWorker(env, "mmap-native:write"),
-        outcome_(std::move(outcome)),
+        outcome_(outcome),
         fd_(fd),
         parts_(std::move(parts)) {
     buffers_.reserve(buffers.size());
@@ -45,6 +45,7 @@ class WriteWorker : public Napi::AsyncWorker {
   }
   ~WriteWorker() override {
     if (fd_ >= 0) sys::Close(fd_);
+    outcome_->Release();
   }
 
  protected:
@@ -63,7 +64,7 @@ class WriteWorker : public Napi::AsyncWorker {
   void OnOK() override {}
 
  private:
-  std::shared_ptr<WriteOutcome> outcome_;
+  WriteOutcome* outcome_;
   std::vector<Napi::Reference<Napi::ArrayBuffer>> buffers_;
   int fd_;
   std::vector<WritePart> parts_;
@@ -83,6 +84,10 @@ Napi::Function BackgroundWrite::DefineClass(Napi::Env env) {
 BackgroundWrite::BackgroundWrite(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<BackgroundWrite>(info) {}
 
+BackgroundWrite::~BackgroundWrite() {
+  if (outcome_ != nullptr) outcome_->Release();
+}
+
 Napi::Value BackgroundWrite::Start(Napi::Env env, int fd,
                                    const std::vector<Napi::ArrayBuffer>& buffers,
                                    std::vector<WritePart> parts, const std::string& path) {
@@ -91,14 +96,14 @@ Napi::Value BackgroundWrite::Start(Napi::Env env, int fd,
     sys::Close(fd);
     return env.Undefined();
   }
-  auto outcome = std::make_shared<WriteOutcome>();
+  auto* outcome = new WriteOutcome();
   BackgroundWrite* self = BackgroundWrite::Unwrap(handle);
   self->outcome_ = outcome;
   self->path_ = path;
   auto* worker = new WriteWorker(env, outcome, fd, buffers, std::move(parts));
   worker->Queue();
   if (env.IsExceptionPending()) {
-    // Never queued: nothing will run or finish it.
+    // Never queued: nothing will run or finish it (deleting the worker releases its share).
     outcome->Finish(EIO);
     delete worker;
     return env.Undefined();

@@ -7,9 +7,9 @@
 
 #include <napi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,8 +24,14 @@ struct WritePart {
 };
 
 // The result of one write: set once by the thread-pool thread, read by the main thread.
+// Owned by two (the worker and the JS handle), each calling Release() once: a counted
+// pointer of our own, as std::shared_ptr would make the addon need glibc 2.32
+// (__libc_single_threaded) where Node 20 needs 2.28.
 class WriteOutcome {
  public:
+  void Release() {
+    if (owners_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
   void Finish(int err);
   bool Done();
   // Blocks until Finish() has run; returns its error (0: every byte written).
@@ -36,6 +42,7 @@ class WriteOutcome {
   std::condition_variable finished_;
   bool done_ = false;
   int err_ = 0;
+  std::atomic<int> owners_{2};
 };
 
 // The JS handle of a queued write: `done` (never blocks) and `wait()` (blocks, then throws
@@ -44,6 +51,7 @@ class BackgroundWrite : public Napi::ObjectWrap<BackgroundWrite> {
  public:
   static Napi::Function DefineClass(Napi::Env env);
   explicit BackgroundWrite(const Napi::CallbackInfo& info);
+  ~BackgroundWrite() override;
 
   // Queues one thread-pool task that writes the parts in order (pwrite each, stopping at
   // the first error) through `fd`, which it owns (closed once the task is done; a
@@ -56,7 +64,7 @@ class BackgroundWrite : public Napi::ObjectWrap<BackgroundWrite> {
   Napi::Value IsDone(const Napi::CallbackInfo& info);
   Napi::Value Wait(const Napi::CallbackInfo& info);
 
-  std::shared_ptr<WriteOutcome> outcome_;
+  WriteOutcome* outcome_ = nullptr;
   std::string path_;
 };
 
