@@ -23,6 +23,8 @@ export interface RunProgramOptions {
   /** Inputs as flat arrays; deterministic inputs when omitted. */
   inputs?: Float32Array[];
   repeat: number;
+  /** Disk budget of the cache file in MiB (packed_cache_max_mib); 0 or absent: none. */
+  maxMib?: number;
   /** Draws packing progress (default: none). */
   progress?: (label: string, totalBytes: number) => ByteProgress;
 }
@@ -51,6 +53,10 @@ export interface RunReport {
     memoryMeasured: boolean;
     /** Bytes and counts that went to the heap instead of the file, per reason. */
     fallback: Readonly<Record<string, { count: number; bytes: number }>>;
+    /** Disk budget of the cache file (null: none). */
+    maxFileBytes: number | null;
+    /** Entries evicted to keep the file within its budget, when the cache closed at unload. */
+    evicted: { entries: number; bytes: number };
   } | null;
   /** What loading the weights cost: files statted, opened, hashed; bytes hashed and mapped. */
   weights: WeightStats | null;
@@ -101,7 +107,8 @@ export function runProgram(options: RunProgramOptions): RunReport {
     'XnnpackBackend',
     new BackendOptions()
       .setOption('packed_cache_path', options.cachePath)
-      .setOption('save_weight_cache_on_disk', options.cachePath !== ''),
+      .setOption('save_weight_cache_on_disk', options.cachePath !== '')
+      .setOption('packed_cache_max_mib', options.maxMib ?? 0),
   );
   const started = now();
   module.load(backendOptions);
@@ -140,6 +147,8 @@ export function runProgram(options: RunProgramOptions): RunReport {
   const unloadStart = now();
   module.dispose();
   const unloaded = now();
+  // The cache closed with the module: a file over its budget was compacted then.
+  const evicted = cache?.stats().evicted ?? { entries: 0, bytes: 0 };
   return {
     program: options.programPath,
     method,
@@ -170,6 +179,8 @@ export function runProgram(options: RunProgramOptions): RunReport {
             cleanBytes: memory.cleanBytes,
             memoryMeasured: memory.available,
             fallback: stats.fallback ?? {},
+            maxFileBytes: stats.maxFileBytes ?? null,
+            evicted,
           }
         : null,
     device: device && {

@@ -69,6 +69,32 @@ describe('memlayer run', () => {
     expect(text).toContain(`sha256 ${inspect.entries[0].digests.weight.slice(0, 12)}+`);
   });
 
+  test('--max-mib: a file over its budget keeps new entries on the heap and evicts at unload', async () => {
+    for (const name of ['budget-a', 'budget-b']) mkdirSync(join(dir, name));
+    const large = writeDemoModel(join(dir, 'budget-a'), 8, 256).programPath;
+    const other = writeDemoModel(join(dir, 'budget-b'), 8, 248).programPath;
+    const cache = join(dir, 'budget.xpwc');
+    const first = JSON.parse((await memlayer(['run', large, '--cache', cache, '--json'])).stdout);
+    expect(first.cache).toMatchObject({ maxFileBytes: null, evicted: { entries: 0, bytes: 0 } });
+    expect(first.cache.fileBytes).toBeGreaterThan(2 * 1024 * 1024);
+    const run = await memlayer(['run', other, '--cache', cache, '--max-mib', '1', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    // Nothing of the second model fits: it stays on the heap, counted; the first model's
+    // entries, unused by this run, are evicted until the file fits.
+    expect(report.cache.maxFileBytes).toBe(1024 * 1024);
+    expect(report.cache.fallback['over-budget'].count).toBe(8);
+    expect(report.cache.evicted.entries).toBeGreaterThan(4);
+    const stats = JSON.parse((await memlayer(['stats', cache, '--max-mib', '1', '--json'])).stdout);
+    expect(stats.maxFileBytes).toBe(1024 * 1024);
+    expect(stats.budgetShare).toBeLessThanOrEqual(1);
+    expect(stats.entries).toBe(8 - report.cache.evicted.entries);
+    const table = (await memlayer(['run', other, '--cache', cache, '--max-mib', '1'])).stdout;
+    expect(table).toContain('file budget (used / budget)');
+    expect((await memlayer(['run', other, '--max-mib', 'lots'])).status).toBe(2);
+    expect((await memlayer(['stats', cache, '--max-mib', '0'])).status).toBe(2);
+  });
+
   test('the table output names the figures', async () => {
     const result = await memlayer(['run', programPath]);
     expect(result.status).toBe(0);

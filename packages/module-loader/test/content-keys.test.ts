@@ -9,6 +9,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   methodPlansPath,
+  savePendingMemoFiles,
   sourceRecordPath,
   type WeightStats,
   type XnnpackHandle,
@@ -75,7 +76,10 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-content-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('content-keyed weights through one cache file (fresh processes)', () => {
   test.each([

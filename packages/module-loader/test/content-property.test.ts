@@ -9,6 +9,7 @@ import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
+  savePendingMemoFiles,
 } from '../src/index.js';
 import { heapOnlyOutput, programInput, sha256, writeLinearProgram } from './weights-programs.js';
 
@@ -16,7 +17,10 @@ let root: string;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'memlayer-property-'));
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
+  rmSync(root, { recursive: true, force: true });
+});
 
 // Small pools so names, bytes and XOR-colliding shapes ([96, 32] and [112, 48] share a
 // seed) repeat often across the programs of one sequence.

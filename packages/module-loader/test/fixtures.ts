@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeSafetensors, type F32TensorInput } from '../src/index.js';
+import { encodeSafetensors, type F32TensorInput, savePendingMemoFiles } from '../src/index.js';
 
 /** Deterministic pseudo-random floats in [-1, 1) (xorshift32). */
 export function floats(count: number, seed: number): Float32Array {
@@ -80,7 +80,10 @@ export function writeMlpProgram(sizes: number[] = [16, 32, 24, 8], seed = 7): Ml
     dir,
     manifestPath,
     layers,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      savePendingMemoFiles(); // saves left for later by loads of this folder
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -17,6 +17,7 @@ import {
   MAX_WINDOW_BYTES,
   Module,
   SafetensorsFile,
+  savePendingMemoFiles,
 } from '../src/index.js';
 import { floats } from './fixtures.js';
 
@@ -24,7 +25,10 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-large-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /**
  * A sparse safetensors file over 4 GiB: a 4.5 GiB U8 tensor of holes (never read), then a

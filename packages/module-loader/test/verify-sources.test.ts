@@ -8,6 +8,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   SourceRecord,
+  savePendingMemoFiles,
   verifyWeightSources,
 } from '../src/index.js';
 import { backdate, programInput, writeLinearProgram } from './weights-programs.js';
@@ -16,7 +17,10 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-verify-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('verifyWeightSources (memlayer verify --full with the program)', () => {
   test('ok after a load; a tampered digest is a mismatch; a rewritten file is changed', () => {

@@ -9,6 +9,7 @@ import {
   BackendRegistry,
   LoadBackendOptionsMap,
   Module,
+  savePendingMemoFiles,
   XnnpackBackend,
 } from '../src/index.js';
 import { heapOnlyOutput, programInput, sha256, writeLinearProgram } from './weights-programs.js';
@@ -26,7 +27,10 @@ describe('weight pages during a cold load', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'memlayer-pages-'));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => {
+    savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it.each([
     ['24 layers of 512 x 512', 'a cache file', 24, 512, true],

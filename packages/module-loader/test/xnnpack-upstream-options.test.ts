@@ -10,6 +10,7 @@ import {
   LoadBackendOptionsMap,
   Module,
   ModuleLoaderError,
+  savePendingMemoFiles,
   type WeightsCacheSource,
   XnnpackBackend,
   type XnnpackHandle,
@@ -20,7 +21,10 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-options-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  savePendingMemoFiles(); // the record and plans of this test's loads, before their folder goes
+  rmSync(dir, { recursive: true, force: true });
+});
 
 function codeOf(run: () => unknown): string | undefined {
   try {
@@ -230,5 +234,70 @@ describe('linear output_min / output_max', () => {
     expect(codeOf(() => new Module(program, { registry: createDefaultRegistry() }).load())).toBe(
       'ERR_MANIFEST_INVALID',
     );
+  });
+});
+
+describe('packed_cache_max_mib: the disk budget of the cache file', () => {
+  const bigLayers = () =>
+    writeLinearProgram(join(dir, 'big'), [
+      { weight: 'w0', bias: 'b0', out: 512, in: 512, seed: 1 },
+      { weight: 'w1', bias: 'b1', out: 512, in: 512, seed: 2 },
+      { weight: 'w2', bias: 'b2', out: 512, in: 512, seed: 3 },
+    ]);
+  const withBudget = (cachePath: string, mib: number) =>
+    new LoadBackendOptionsMap().setOptions(
+      'XnnpackBackend',
+      new BackendOptions()
+        .setOption('packed_cache_path', cachePath)
+        .setOption('packed_cache_max_mib', mib),
+    );
+
+  test('entries past the budget stay on the heap, counted; outputs are unchanged', () => {
+    const program = bigLayers();
+    const cachePath = join(dir, 'budget.xpwc');
+    const module = new Module(program, { registry: createDefaultRegistry() });
+    module.load(withBudget(cachePath, 2)); // each layer packs ~1 MiB: two do not fit in 2 MiB
+    module.loadMethod('forward');
+    const handle = module.methodHandle('forward') as XnnpackHandle;
+    const stats = handle.cache.stats();
+    expect(stats.maxFileBytes).toBe(2 * 1024 * 1024);
+    expect(stats.fallback?.['over-budget']?.count).toBeGreaterThan(0);
+    expect(run(module)).toBe(heapOnlyOutput(program));
+    module.dispose();
+  });
+
+  test('0 asks for none; a wrong type or a negative budget is refused', () => {
+    const backend = new XnnpackBackend();
+    expect(backend.getOption('packed_cache_max_mib')).toBe(0);
+    backend.setOption('packed_cache_max_mib', 64);
+    expect(backend.getOption('packed_cache_max_mib')).toBe(64);
+    expect(codeOf(() => backend.setOption('packed_cache_max_mib', '64'))).toBe(
+      'ERR_OPTION_WRONG_TYPE',
+    );
+    expect(codeOf(() => backend.setOption('packed_cache_max_mib', -1))).toBe(
+      'ERR_OPTION_INVALID_VALUE',
+    );
+  });
+
+  test('two inits asking one open file for other budgets: the second is refused', () => {
+    const program = twoLayers();
+    const cachePath = join(dir, 'conflict.xpwc');
+    const registry = createDefaultRegistry();
+    const first = new Module(program, { registry });
+    first.load(withBudget(cachePath, 8));
+    first.loadMethod('forward');
+    const second = new Module(program, { registry });
+    second.load(withBudget(cachePath, 16));
+    let error: unknown;
+    try {
+      second.loadMethod('forward');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ModuleLoaderError);
+    expect((error as ModuleLoaderError).code).toBe('ERR_BACKEND_INIT_FAILED');
+    expect(((error as Error).cause as { code?: string }).code).toBe('ERR_CACHE_BUDGET_CONFLICT');
+    first.dispose();
+    second.dispose();
   });
 });

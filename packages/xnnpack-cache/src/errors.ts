@@ -1,6 +1,7 @@
 import { expectedButReceived } from '@memlayer/internal';
 /** Stable error codes thrown by this package; tests and callers match on these. */
 export type WeightsCacheErrorCode =
+  | 'ERR_CACHE_BUDGET_CONFLICT'
   | 'ERR_CACHE_COMPACT_FAILED'
   | 'ERR_CACHE_ENTRY_TOO_SMALL'
   | 'ERR_CACHE_INVALID_ARGUMENT'

@@ -1,6 +1,7 @@
 export { PACKED_ALLOCATION_ALIGNMENT, roundUp } from './alignment.js';
 export type { XNNWeightsCacheOptions } from './cache/cache-options.js';
 export {
+  type CacheAcquireOptions,
   type WeightsCacheHandle,
   XNNWeightsCacheManager,
   type XNNWeightsCacheManagerOptions,

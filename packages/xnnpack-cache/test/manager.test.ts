@@ -35,6 +35,32 @@ describe('XNNWeightsCacheManager', () => {
     expect(manager.paths()).toEqual([]);
   });
 
+  it('opens a path with the budget its first holder asks for; another budget is refused', () => {
+    const manager = new XNNWeightsCacheManager({ maxFileBytes: 1 << 30 });
+    const path = join(dir, 'budget.xpwc');
+    const first = manager.acquire(path, { maxFileBytes: 1 << 20 });
+    expect(first.cache.stats().maxFileBytes).toBe(1 << 20);
+    // The same budget, or none asked for: the open instance.
+    const same = manager.acquire(path, { maxFileBytes: 1 << 20 });
+    const unasked = manager.acquire(path);
+    expect(same.cache).toBe(first.cache);
+    expect(unasked.cache).toBe(first.cache);
+    let error: unknown;
+    try {
+      manager.acquire(path, { maxFileBytes: null });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(WeightsCacheError);
+    expect((error as WeightsCacheError).code).toBe('ERR_CACHE_BUDGET_CONFLICT');
+    // Without a budget of its own, a path takes the manager's.
+    const other = manager.acquire(join(dir, 'budget-default.xpwc'));
+    expect(other.cache.stats().maxFileBytes).toBe(1 << 30);
+    expect(() => manager.acquire(path, null as never)).toThrow(WeightsCacheError);
+    for (const handle of [first, same, unasked, other]) handle.release();
+    expect(manager.paths()).toEqual([]);
+  });
+
   it('closes an instance when its last holder releases; release is idempotent', () => {
     const manager = new XNNWeightsCacheManager();
     const path = join(dir, 'release.xpwc');

@@ -14,6 +14,15 @@ function positiveInteger(text: string | undefined, flag: string, fallback: numbe
   return value;
 }
 
+/** --max-mib: a disk budget in MiB (0: none), as packed_cache_max_mib takes it. */
+function budgetMib(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value > 2 ** 31 - 1)
+    throw usageError(`Expected a whole number of MiB for --max-mib but received "${text}"`);
+  return value;
+}
+
 /** --input: a JSON array of numbers (one input) or an array of such arrays. */
 function readInputs(path: string): Float32Array[] {
   let json: unknown;
@@ -66,6 +75,12 @@ export const runCommand: Command = {
       value: '<n>',
       description: 'execute the method n times and report the mean time (default 1)',
     },
+    'max-mib': {
+      type: 'string',
+      value: '<n>',
+      description:
+        'disk budget of the cache file in MiB: entries past it stay on the heap, and at unload least recently used entries are evicted (default: none)',
+    },
     json: { type: 'boolean', description: 'print the report as one JSON document' },
   },
   async run(context) {
@@ -89,6 +104,7 @@ export const runCommand: Command = {
         batch: positiveInteger(stringFlag(context, 'batch'), '--batch', 1),
         ...(input === undefined ? {} : { inputs: readInputs(resolve(context.cwd, input)) }),
         repeat: positiveInteger(stringFlag(context, 'repeat'), '--repeat', 1),
+        maxMib: budgetMib(stringFlag(context, 'max-mib')),
       });
     } catch (error) {
       if (!(error instanceof ModuleLoaderError)) throw error;
@@ -134,6 +150,16 @@ export const runCommand: Command = {
         ],
         ['packed bytes on the heap', formatBytes(report.cache.heapBytes)],
       );
+      const { maxFileBytes, evicted } = report.cache;
+      if (maxFileBytes !== null) {
+        rows.push(
+          [
+            'file budget (used / budget)',
+            `${formatBytes(report.cache.fileBytes)} / ${formatBytes(maxFileBytes)}`,
+          ],
+          ['evicted at unload', `${evicted.entries} entries, ${formatBytes(evicted.bytes)}`],
+        );
+      }
     }
     if (report.device)
       rows.push(['device bytes uploaded', formatBytes(report.device.bytesUploaded)]);

@@ -1,4 +1,4 @@
-import { XNNWeightsCache } from '@memlayer/xnnpack-cache';
+import { type CacheAcquireOptions, XNNWeightsCache } from '@memlayer/xnnpack-cache';
 
 /** A held reference to a weights-cache instance; release() when the method goes away. */
 export interface WeightsCacheLease {
@@ -11,7 +11,8 @@ export interface WeightsCacheLease {
  * path meaning one shared heap-only instance (ExecuTorch's XNNWeightsCacheManager).
  */
 export interface WeightsCacheSource {
-  acquire(path: string): WeightsCacheLease;
+  /** `options.maxFileBytes`: the disk budget asked for the path's file (a heap source has none). */
+  acquire(path: string, options?: CacheAcquireOptions): WeightsCacheLease;
   /** Saves every live path-backed instance; returns the first error, if any. */
   saveAll(): Error | undefined;
 }

@@ -1,4 +1,5 @@
 import {
+  type CacheAcquireOptions,
   type FullyConnectedOperator,
   type GemmTiling,
   type NamedDataMap,
@@ -124,6 +125,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     if (key === XNNPACK_OPTION_KEYS.workspaceSharingMode) return this.globals.workspaceSharingMode;
     if (key === XNNPACK_OPTION_KEYS.packedCachePath) return this.globals.packedCachePath;
     if (key === XNNPACK_OPTION_KEYS.xnnpackRevision) return this.globals.xnnpackRevision;
+    if (key === XNNPACK_OPTION_KEYS.packedCacheMaxMib) return this.globals.packedCacheMaxMib;
     return undefined;
   }
 
@@ -223,7 +225,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     const { program } = context;
     // Without the weight cache, the method packs into a private heap cache of its own.
     const lease: WeightsCacheLease | null = options.weightCacheEnabled
-      ? this.caches.acquire(options.packedCachePath)
+      ? this.caches.acquire(options.packedCachePath, budgetOf(options))
       : null;
     const cache = lease?.cache ?? new XNNWeightsCache();
     const operators = new Map<number, FullyConnectedOperator>();
@@ -361,4 +363,10 @@ function tilingOf(
     );
   }
   return { nr: nr as number, kr: kr as number, sr: sr as number };
+}
+
+/** The disk budget an init asks for its cache file: none (the manager's) unless set. */
+function budgetOf(options: XnnpackRuntimeOptions): CacheAcquireOptions {
+  const mib = options.packedCacheMaxMib;
+  return mib > 0 && options.packedCachePath !== '' ? { maxFileBytes: mib * 1024 * 1024 } : {};
 }

@@ -9,6 +9,8 @@ export const XNNPACK_OPTION_KEYS = {
   saveWeightCacheOnDisk: 'save_weight_cache_on_disk',
   /** Ours: which XNNPACK revision's operator types seed the cache ('' = the cache's default). */
   xnnpackRevision: 'xnnpack_revision',
+  /** Ours: disk budget of the packed cache file in MiB (0 = none, the manager's default). */
+  packedCacheMaxMib: 'packed_cache_max_mib',
 } as const;
 
 /** XNNPACK revisions whose seeds the cache can compute (ExecuTorch main pins 92a7ad50). */
@@ -26,6 +28,8 @@ export interface XnnpackRuntimeOptions {
   saveWeightCacheOnDisk: boolean;
   /** '' = the cache's default revision. */
   xnnpackRevision: string;
+  /** Disk budget of the cache file in MiB; 0 = none asked (the cache manager's). */
+  packedCacheMaxMib: number;
 }
 
 /**
@@ -38,6 +42,7 @@ export const DEFAULT_XNNPACK_OPTIONS: Readonly<XnnpackRuntimeOptions> = Object.f
   packedCachePath: '',
   saveWeightCacheOnDisk: false,
   xnnpackRevision: '',
+  packedCacheMaxMib: 0,
 });
 
 const EXPECTED_TYPES: Record<string, 'boolean' | 'int' | 'string'> = {
@@ -46,6 +51,7 @@ const EXPECTED_TYPES: Record<string, 'boolean' | 'int' | 'string'> = {
   [XNNPACK_OPTION_KEYS.packedCachePath]: 'string',
   [XNNPACK_OPTION_KEYS.saveWeightCacheOnDisk]: 'boolean',
   [XNNPACK_OPTION_KEYS.xnnpackRevision]: 'string',
+  [XNNPACK_OPTION_KEYS.packedCacheMaxMib]: 'int',
 };
 
 /** Checks a known key's type (and range); returns false for keys this backend ignores. */
@@ -67,6 +73,13 @@ export function checkXnnpackOption(key: string, value: OptionValue): boolean {
     throw new ModuleLoaderError(
       'ERR_OPTION_INVALID_VALUE',
       `Expected 0 (Disabled), 1 (PerModel) or 2 (Global) for "${key}" but received ${describeValue(value)}`,
+      { field: key },
+    );
+  }
+  if (key === XNNPACK_OPTION_KEYS.packedCacheMaxMib && mode < 0) {
+    throw new ModuleLoaderError(
+      'ERR_OPTION_INVALID_VALUE',
+      `Expected a budget in MiB of at least 0 (0: none) for "${key}" but received ${describeValue(value)}`,
       { field: key },
     );
   }
@@ -99,6 +112,8 @@ export function resolveXnnpackOptions(
       resolved.packedCachePath = value as string;
     else if (key === XNNPACK_OPTION_KEYS.xnnpackRevision)
       resolved.xnnpackRevision = value as string;
+    else if (key === XNNPACK_OPTION_KEYS.packedCacheMaxMib)
+      resolved.packedCacheMaxMib = value as number;
     else resolved.saveWeightCacheOnDisk = value as boolean;
   }
   return resolved;

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument, WeightsCacheError } from '../errors.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 import type { FileStorageOptions } from '../storage/file-storage.js';
 import { XNNWeightsCache } from './weights-cache.js';
@@ -12,6 +12,16 @@ export type XNNWeightsCacheManagerOptions = Partial<Omit<FileStorageOptions, 'pa
   readonly xnnpackRevision?: XnnpackRevision;
 };
 
+/** What one holder asks of the cache of a path. */
+export interface CacheAcquireOptions {
+  /**
+   * Disk budget of the file (FileStorage `maxFileBytes`; null: none). Undefined: the
+   * manager's. The first holder of a path sets it; a later holder asking another is
+   * ERR_CACHE_BUDGET_CONFLICT (one file has one budget).
+   */
+  readonly maxFileBytes?: number | null;
+}
+
 /** A holder's claim on a cache; the cache is closed when the last holder releases. */
 export interface WeightsCacheHandle {
   readonly cache: XNNWeightsCache;
@@ -22,6 +32,8 @@ export interface WeightsCacheHandle {
 interface Instance {
   readonly cache: XNNWeightsCache;
   holders: number;
+  /** The budget it was opened with (null: none). */
+  readonly maxFileBytes: number | null;
 }
 
 /**
@@ -40,18 +52,32 @@ export class XNNWeightsCacheManager {
   }
 
   /** The cache for `path` ('' = heap only), created on first use. */
-  acquire(path: string): WeightsCacheHandle {
+  acquire(path: string, options: CacheAcquireOptions = {}): WeightsCacheHandle {
     if (typeof path !== 'string') invalidArgument('a string', 'path', path);
+    if (options === null || typeof options !== 'object') {
+      invalidArgument('an options object', 'options', options);
+    }
     const key = path === '' ? '' : resolve(path);
+    const maxFileBytes =
+      options.maxFileBytes === undefined
+        ? (this.#options.maxFileBytes ?? null)
+        : options.maxFileBytes;
     let instance = this.#instances.get(key);
     if (instance === undefined) {
       const revision = this.#options.xnnpackRevision;
       const cache =
         key === ''
           ? new XNNWeightsCache(revision === undefined ? {} : { xnnpackRevision: revision })
-          : new XNNWeightsCache({ ...this.#options, path: key });
-      instance = { cache, holders: 0 };
+          : new XNNWeightsCache({ ...this.#options, maxFileBytes, path: key });
+      instance = { cache, holders: 0, maxFileBytes };
       this.#instances.set(key, instance);
+    } else if (key !== '' && options.maxFileBytes !== undefined) {
+      if (maxFileBytes !== instance.maxFileBytes) {
+        throw new WeightsCacheError(
+          'ERR_CACHE_BUDGET_CONFLICT',
+          `The cache file ${key} is open with a budget of ${String(instance.maxFileBytes)} bytes; another of ${String(maxFileBytes)} bytes was asked for`,
+        );
+      }
     }
     instance.holders++;
     const held = instance;
