@@ -60,8 +60,10 @@ describe('file regions packed in a staging buffer, then written in batches', () 
       return { region, staged };
     });
     sealed.forEach(({ region, staged }, i) => {
-      // The first batch's regions hand out file pages now, the others their staged bytes.
-      expect(region.bytes.buffer === staged).toBe(i >= 4);
+      // The first batch is finished (a reservation may also finish later ones whose writes
+      // are over): its regions hand out file pages; the last batch was just started.
+      if (i < 4) expect(region.bytes.buffer).not.toBe(staged);
+      if (i >= 8) expect(region.bytes.buffer).toBe(staged);
       expect(region.bytes.every((b) => b === i + 1)).toBe(true);
     });
     // A release waits for the region's batch (and those before it): its buffer is free again.
@@ -78,6 +80,25 @@ describe('file regions packed in a staging buffer, then written in batches', () 
     sealed.forEach((_, i) => {
       expect(file.indexOf(Buffer.alloc(size, i + 1))).toBeGreaterThan(0);
     });
+  });
+
+  it('a large region reuses the buffer of the write before it instead of a fresh one', () => {
+    const path = join(dir, 'large.xpwc');
+    const storage = new FileStorage({ path, backend: 'posix' });
+    storage.open({ hasEntries: false });
+    const size = 2 * BATCH_BYTES; // a batch of its own
+    const first = storage.reserve(size, { persistable: true });
+    if (first === null) throw new Error('no region');
+    const staged = first.bytes.buffer;
+    first.bytes.fill(3);
+    storage.seal(first, size); // its write starts at once
+    const second = storage.reserve(size, { persistable: true });
+    // The first write is over (waited for if need be): its buffer serves again, cleared.
+    expect(second?.bytes.buffer).toBe(staged);
+    expect(second?.bytes.every((b) => b === 0)).toBe(true);
+    expect(first.bytes.buffer).not.toBe(staged);
+    expect(first.bytes.every((b) => b === 3)).toBe(true);
+    storage.close();
   });
 
   it('keeps a batch whose write failed on the heap: nothing of it is committed', async () => {

@@ -98,6 +98,30 @@ describe('WriteBatches', () => {
     expect(finished.map((batch) => batch.regions)).toEqual([[a], [b], [c]]);
   });
 
+  it('finishes the writes that are over without waiting; waits for the oldest only when asked', () => {
+    const writes: { done: boolean }[] = [];
+    const file = {
+      writeInBackground(): BackgroundWrite {
+        const write = { done: false, wait() {} };
+        writes.push(write);
+        return write;
+      },
+    } as unknown as MappedFile;
+    const { finished, batches } = track();
+    const [a, b] = [region(4), region(4)];
+    batches.add(a, file, new Uint8Array(BATCH_BYTES), 0);
+    batches.add(b, file, new Uint8Array(BATCH_BYTES), BATCH_BYTES);
+    expect(batches.finishSome(false)).toBe(false); // neither is over
+    (writes[1] as { done: boolean }).done = true;
+    expect(batches.finishSome(false)).toBe(false); // the oldest comes first
+    expect(finished).toEqual([]);
+    expect(batches.finishSome(true)).toBe(true); // waits for a; b, over, is left for next time
+    expect(finished.map((batch) => batch.regions)).toEqual([[a]]);
+    expect(batches.finishSome(false)).toBe(true);
+    expect(finished.map((batch) => batch.regions)).toEqual([[a], [b]]);
+    expect(batches.finishSome(true)).toBe(false); // nothing left
+  });
+
   it('hands a batch that could not be queued to its owner as failed', () => {
     const refused = new Error('closed');
     const { file } = fakeFile(refused);

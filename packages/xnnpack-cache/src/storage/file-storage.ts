@@ -33,7 +33,7 @@ import type {
 } from './packed-storage.js';
 import { type Chunk, RegionAllocator, StagingBuffers } from './region-allocator.js';
 import { emitCacheWarning } from './warnings.js';
-import { WriteBatches } from './write-batches.js';
+import { BATCH_BYTES, WriteBatches } from './write-batches.js';
 
 export type { CommitMode, FileStorageOptions, VerifyMode } from './file-storage-options.js';
 
@@ -370,7 +370,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       this.#session.grow(bytes, minimum, tail),
     );
     // Fresh file pages are zero, and so is a staging buffer handed out.
-    const staged = this.#allocator.stages(carved.chunk) ? this.#staging.take(n) : null;
+    const staged = this.#allocator.stages(carved.chunk) ? this.#stagingBuffer(n) : null;
     const region: PackedRegion = {
       bytes: staged ?? carved.bytes.subarray(0, n),
       reservedBytes: length,
@@ -387,6 +387,22 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     });
     this.#unsaved = true;
     return region;
+  }
+
+  /**
+   * A staging buffer of `n` bytes. A fresh one faults in page by page as it is packed, so
+   * the buffers of finished writes are reused first; a region of a batch of its own waits
+   * for the oldest write rather than allocate (a 256 MiB layer would fault in 256 MiB).
+   */
+  #stagingBuffer(n: number): Uint8Array {
+    const staging = this.#staging;
+    if (!staging.fits(n) && this.#writing.finishSome(false) && staging.fits(n)) {
+      return staging.take(n);
+    }
+    while (!staging.fits(n) && n >= BATCH_BYTES && this.#writing.finishSome(true)) {
+      // each pass finished a batch and gave its buffers back
+    }
+    return staging.take(n);
   }
 
   /** Gives a region's staging buffer back for reuse. */

@@ -232,6 +232,12 @@ export class StagingBuffers {
    * `length` zero bytes to pack into (a reused buffer is cleared here, so regions stay
    * `zeroed` and the packer does not clear them a second time).
    */
+  /** Whether take(length) reuses a free buffer (else it allocates a fresh one). */
+  fits(length: number): boolean {
+    for (const buffer of this.#free) if (buffer.byteLength >= length) return true;
+    return false;
+  }
+
   take(length: number): Uint8Array {
     const free = this.#free;
     for (let i = 0; i < free.length; i++) {

@@ -69,6 +69,24 @@ export class WriteBatches {
     for (let i = 0; i <= index; i++) this.#finishOldest();
   }
 
+  /**
+   * Finishes the running batches whose writes are over, oldest first (never waits); with
+   * `wait`, also the oldest one still running when none was over. Returns whether any
+   * batch was finished: their staging buffers can be reused.
+   */
+  finishSome(wait: boolean): boolean {
+    let finished = false;
+    while (this.#running.length > 0 && (this.#running[0] as Batch).write?.done === true) {
+      this.#finishOldest();
+      finished = true;
+    }
+    if (!finished && wait && this.#running.length > 0) {
+      this.#finishOldest();
+      finished = true;
+    }
+    return finished;
+  }
+
   /** Starts the batch being filled and finishes every batch. */
   finishAll(): void {
     if (this.#open !== null) this.#start(this.#open);
