@@ -47,6 +47,17 @@ export type ChildTask =
       readonly method: string;
     }
   | {
+      /**
+       * Heap bytes allocated by a warm start of `method` or by the floor (allocations.ts),
+       * in a child started with ALLOCATION_NODE_FLAGS.
+       */
+      readonly kind: 'allocations';
+      readonly what: 'warm' | 'floor';
+      readonly program: string;
+      readonly cachePath: string;
+      readonly method: string;
+    }
+  | {
       readonly kind: 'pack';
       readonly layers: number;
       readonly dim: number;

@@ -21,6 +21,7 @@ import {
   XNNWeightsCache,
   XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
+import { measureFloorAllocations, measureWarmAllocations } from './allocations.js';
 import {
   CHILD_MESSAGE,
   type ChildTask,
@@ -216,6 +217,13 @@ async function main(): Promise<void> {
   else if (task.kind === 'floor') send('result', measureFloor(task.cachePath));
   else if (task.kind === 'bound') {
     send('result', measureWarmBound(task.program, task.cachePath, task.method));
+  } else if (task.kind === 'allocations') {
+    send(
+      'result',
+      task.what === 'warm'
+        ? await measureWarmAllocations(task.program, task.cachePath, task.method)
+        : await measureFloorAllocations(task.cachePath),
+    );
   } else pack(task);
   process.exit(0);
 }

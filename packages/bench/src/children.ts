@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ALLOCATION_NODE_FLAGS } from './allocations.js';
 import { CHILD_MESSAGE, type ChildTask } from './child-protocol.js';
 
 const CHILD_SCRIPT = fileURLToPath(new URL('./child.js', import.meta.url));
@@ -20,7 +21,8 @@ export class BenchChild {
   readonly #exited: Promise<void>;
 
   constructor(task: ChildTask) {
-    this.process = spawn(process.execPath, [CHILD_SCRIPT, JSON.stringify(task)], {
+    const flags = task.kind === 'allocations' ? ALLOCATION_NODE_FLAGS : [];
+    this.process = spawn(process.execPath, [...flags, CHILD_SCRIPT, JSON.stringify(task)], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.#exited = new Promise((resolve) => this.process.once('close', () => resolve()));

@@ -1,5 +1,6 @@
 import { rmSync, statSync } from 'node:fs';
 import { methodPlansPath, sourceRecordPath } from '@memlayer/module-loader';
+import type { AllocationResult } from './allocations.js';
 import type { LoadResult } from './child-protocol.js';
 import { runInChild } from './children.js';
 import type { FloorResult } from './floor.js';
@@ -82,6 +83,19 @@ export async function measureColdWarm(
     forgetCache(cachePath);
     coldSaved.push(await start('file', { saveNow: true }));
   }
+  // Allocations repeat from run to run: one warm start and one floor, of the file the last
+  // cold start (saved at once, its plans at its exit) left.
+  options.progress(`${spec.label}: heap allocated by a warm start and by the floor`);
+  const allocations = (what: 'warm' | 'floor') =>
+    runInChild<AllocationResult>({
+      kind: 'allocations',
+      what,
+      program,
+      cachePath,
+      method: 'forward',
+    });
+  const warmAllocations = await allocations('warm');
+  const floorAllocations = await allocations('floor');
   forgetCache(cachePath);
   const pick = (list: LoadResult[], field: 'timeToRunnableMs' | 'methodLoadMs') =>
     median(list.map((result) => result[field]));
@@ -94,6 +108,8 @@ export async function measureColdWarm(
     heapMs: pick(heap, 'timeToRunnableMs'),
     floorMs: median(floor.map((result) => result.floorMs)),
     boundMs: median(bound.map((result) => result.boundMs)),
+    warmAllocations,
+    floorAllocations,
     coldMethodMs: pick(cold, 'methodLoadMs'),
     coldPacks: cold[0]?.packCalls ?? Number.NaN,
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
@@ -232,6 +248,7 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         method:
           'the two medians above, same run: what the JSON manifest, the JSON plans and one object per layer cost over the floor',
       },
+      ...allocationFigures(size, r.warmAllocations, r.floorAllocations),
       {
         label: `${size}: warm start per entry`,
         value: (r.warmMs * 1000) / spec.layers,
@@ -321,4 +338,46 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
     );
   }
   return { figures, comparisons, notes };
+}
+
+const METHOD_ALLOCATIONS =
+  'process.memoryUsage().heapUsed before and after, in a fresh child whose young generation (128 MiB semi-spaces) is large enough that no collection runs meanwhile (a collection would make the figure unusable: it is then left out); one warm start of the file the last cold start saved, then the floor of that file in another child';
+
+/** Heap bytes per entry a warm start and the floor allocate, and their ratio. */
+function allocationFigures(
+  size: string,
+  warm: AllocationResult,
+  floor: AllocationResult,
+): Figure[] {
+  const usable = warm.collections === 0 && floor.collections === 0;
+  const warmBytes = warm.programLoadBytes + warm.methodLoadBytes;
+  const perEntry = (bytes: number, entries: number) =>
+    usable && entries > 0 ? bytes / entries : null;
+  const warmPerEntry = perEntry(warmBytes, warm.entries);
+  const floorPerEntry = perEntry(floor.methodLoadBytes, floor.entries);
+  const mib = (bytes: number) => `${(bytes / MiB).toFixed(2)} MiB`;
+  const collections = usable
+    ? ''
+    : ` (left out: ${warm.collections} + ${floor.collections} collections ran)`;
+  return [
+    {
+      label: `${size}: heap allocated by the warm start, per entry`,
+      value: warmPerEntry,
+      unit: 'bytes',
+      method: `${METHOD_ALLOCATIONS}: Module.load ${mib(warm.programLoadBytes)} + loadMethod ${mib(warm.methodLoadBytes)} over ${warm.entries} cache hits${collections}`,
+    },
+    {
+      label: `${size}: heap allocated by the floor, per entry`,
+      value: floorPerEntry,
+      unit: 'bytes',
+      method: `${METHOD_ALLOCATIONS}: ${mib(floor.methodLoadBytes)} over ${floor.entries} entries${collections}`,
+    },
+    {
+      label: `${size}: ratio of allocations warm / floor`,
+      value: warmPerEntry !== null && floorPerEntry !== null ? warmPerEntry / floorPerEntry : null,
+      unit: 'ratio',
+      method:
+        'the two figures above: what a start keeps and throws away per entry over what the floor does (its garbage collections grow with it)',
+    },
+  ];
 }

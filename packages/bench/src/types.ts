@@ -1,3 +1,4 @@
+import type { AllocationResult } from './allocations.js';
 /** One measured (or derived) number and how it was obtained. */
 export interface Figure {
   readonly label: string;
@@ -100,6 +101,9 @@ export interface ColdWarmResult {
   readonly floorMs: number;
   /** measureWarmBound: a bare warm start in plain JavaScript (warm-bound.ts). */
   readonly boundMs: number;
+  /** Heap bytes a warm start and the floor allocate (allocations.ts), fresh children. */
+  readonly warmAllocations: AllocationResult;
+  readonly floorAllocations: AllocationResult;
   readonly coldMethodMs: number;
   readonly coldPacks: number;
   readonly warmPacks: number;

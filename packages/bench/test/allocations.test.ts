@@ -1,0 +1,76 @@
+// Heap allocated by a warm start and by the floor: measured in fresh children started with
+// the allocation flags, as the bench runs them, so a collection cannot hide bytes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BackendOptions,
+  createDefaultRegistry,
+  LoadBackendOptionsMap,
+  Module,
+  savePendingMemoFiles,
+} from '@memlayer/module-loader';
+import { afterAll, describe, expect, it } from 'vitest';
+// Children run the built child script (the test task depends on the build).
+import { runInChild } from '../dist/children.js';
+import type { AllocationResult } from '../src/allocations.js';
+import { writeModel } from '../src/model.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-allocations-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function coldStart(program: string, cachePath: string): void {
+  const module = new Module(program, { registry: createDefaultRegistry() });
+  module.load(
+    new LoadBackendOptionsMap().setOptions(
+      'XnnpackBackend',
+      new BackendOptions().setOption('packed_cache_path', cachePath),
+    ),
+  );
+  module.loadMethod('forward');
+  module.dispose();
+  savePendingMemoFiles();
+}
+
+function measure(what: 'warm' | 'floor', program: string, cachePath: string) {
+  return runInChild<AllocationResult>({
+    kind: 'allocations',
+    what,
+    program,
+    cachePath,
+    method: 'forward',
+  });
+}
+
+describe('allocation children', () => {
+  it('count a warm start of every layer and the floor of its file, with no collection', async () => {
+    const small = { label: 'small', layers: 16, dim: 16 };
+    const large = { label: 'large', layers: 256, dim: 16 };
+    const results: Record<string, { warm: AllocationResult; floor: AllocationResult }> = {};
+    for (const spec of [small, large]) {
+      const program = writeModel(join(dir, spec.label), spec);
+      const cachePath = join(dir, `${spec.label}.xpwc`);
+      coldStart(program, cachePath);
+      const warm = await measure('warm', program, cachePath);
+      const floor = await measure('floor', program, cachePath);
+      expect(warm).toMatchObject({ kind: 'warm', entries: spec.layers, collections: 0 });
+      expect(floor).toMatchObject({ kind: 'floor', entries: spec.layers, collections: 0 });
+      expect(warm.programLoadBytes).toBeGreaterThan(0);
+      expect(warm.methodLoadBytes).toBeGreaterThan(0);
+      expect(floor.methodLoadBytes).toBeGreaterThan(0);
+      results[spec.label] = { warm, floor };
+    }
+    // More layers allocate more: the figures follow the model, they are not a fixed cost.
+    const { small: s, large: l } = results as Record<
+      'small' | 'large',
+      { warm: AllocationResult; floor: AllocationResult }
+    >;
+    expect(l.warm.methodLoadBytes).toBeGreaterThan(s.warm.methodLoadBytes);
+    expect(l.floor.methodLoadBytes).toBeGreaterThan(s.floor.methodLoadBytes);
+  });
+
+  it('fail when the cache file is missing rather than measure nothing', async () => {
+    const program = writeModel(join(dir, 'missing'), { label: 'missing', layers: 2, dim: 8 });
+    await expect(measure('floor', program, join(dir, 'absent.xpwc'))).rejects.toThrow(/ENOENT/);
+  });
+});
