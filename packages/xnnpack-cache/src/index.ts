@@ -79,6 +79,8 @@ export { DEFAULT_CACHE_IDENTITY } from './storage/identity.js';
 export type { CacheFormat } from './storage/index-io.js';
 export type { CacheMemoryStats } from './storage/memory-stats.js';
 export type {
+  LoadedEntries,
+  LoadedEntryFields,
   OpenContext,
   PackedRegion,
   PackedStorage,

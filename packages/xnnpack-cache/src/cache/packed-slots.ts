@@ -1,14 +1,18 @@
 import { describeValue, WeightsCacheError } from '../errors.js';
-import type { PackedRegion, PackedStorage } from '../storage/packed-storage.js';
+import type { LoadedEntries, PackedRegion, PackedStorage } from '../storage/packed-storage.js';
 
 /**
  * The cache's list of packed buffers: an offset handed out is an index into it. Kept as
  * parallel arrays (no object per entry); a freed slot's region becomes null so other
- * offsets stay valid. Also remembers packs a repack superseded while a runtime could
- * still read them.
+ * offsets stay valid. The slots of loaded entries hold no region until one is asked for
+ * (undefined): it comes from the storage's LoadedEntries then. Also remembers packs a
+ * repack superseded while a runtime could still read them.
  */
 export class PackedSlots {
-  #regions: Array<PackedRegion | null> = [];
+  #regions: Array<PackedRegion | null | undefined> = [];
+  /** The loaded entries whose regions are made on demand, and the offset of the first. */
+  #loaded: LoadedEntries | null = null;
+  #loadedStart = 0;
   #sizes: number[] = [];
   /** Entry name, or null for an unnamed buffer. */
   #names: Array<string | null> = [];
@@ -28,24 +32,67 @@ export class PackedSlots {
     return offset;
   }
 
+  /**
+   * Appends a slot per loaded entry, in order, without their regions; returns the offset of
+   * the first. Regions of entries loaded before are made now (one set is kept lazily).
+   */
+  pushLoaded(loaded: LoadedEntries): number {
+    this.#settleLoaded();
+    const start = this.#regions.length;
+    for (let i = 0; i < loaded.length; i++) {
+      const fields = loaded.fields(i);
+      this.#regions.push(undefined);
+      this.#sizes.push(fields.dataSize);
+      this.#names.push(fields.name);
+    }
+    this.#loaded = loaded;
+    this.#loadedStart = start;
+    return start;
+  }
+
+  /** The size recorded for a live offset (no region is made), else ERR_CACHE_INVALID_OFFSET. */
+  sizeAt(offset: number): number {
+    if (!this.#live(offset)) invalidOffset(offset);
+    return this.#sizes[offset] as number;
+  }
+
   /** The region at a live offset, else ERR_CACHE_INVALID_OFFSET. */
   regionAt(offset: number): PackedRegion {
-    const region = Number.isInteger(offset) ? this.#regions[offset] : undefined;
-    if (region === undefined || region === null) {
-      throw new WeightsCacheError(
-        'ERR_CACHE_INVALID_OFFSET',
-        `Expected the offset of a live packed buffer but received ${describeValue(offset)}`,
-      );
-    }
-    return region;
+    const region = Number.isInteger(offset) ? this.#regions[offset] : null;
+    if (region !== undefined && region !== null) return region;
+    if (region === undefined && this.#live(offset)) return this.#loadedRegion(offset);
+    return invalidOffset(offset);
   }
 
   /** Gives a slot's region back to storage; the offset stays taken. */
   release(offset: number, storage: PackedStorage): void {
-    const region = this.#regions[offset];
-    if (region === undefined || region === null) return;
-    storage.release(region);
+    if (!this.#live(offset)) return;
+    storage.release(this.regionAt(offset));
     this.#regions[offset] = null;
+  }
+
+  /** Whether `offset` names a slot whose region was not released. */
+  #live(offset: number): boolean {
+    if (!Number.isInteger(offset) || offset < 0 || offset >= this.#regions.length) return false;
+    return this.#regions[offset] !== null;
+  }
+
+  /** The region of a loaded slot, made now (a slot without one is always a loaded one). */
+  #loadedRegion(offset: number): PackedRegion {
+    const region = (this.#loaded as LoadedEntries).region(offset - this.#loadedStart);
+    this.#regions[offset] = region;
+    return region;
+  }
+
+  /** Makes the regions of the lazily loaded set that were never asked for. */
+  #settleLoaded(): void {
+    const loaded = this.#loaded;
+    if (loaded === null) return;
+    for (let i = 0; i < loaded.length; i++) {
+      const offset = this.#loadedStart + i;
+      if (this.#regions[offset] === undefined) this.#loadedRegion(offset);
+    }
+    this.#loaded = null;
   }
 
   supersede(name: string, offset: number): void {
@@ -76,8 +123,17 @@ export class PackedSlots {
   /** Forgets every slot (the storage is closed separately). */
   clear(): void {
     this.#regions = [];
+    this.#loaded = null;
+    this.#loadedStart = 0;
     this.#sizes = [];
     this.#names = [];
     this.#superseded.clear();
   }
+}
+
+function invalidOffset(offset: unknown): never {
+  throw new WeightsCacheError(
+    'ERR_CACHE_INVALID_OFFSET',
+    `Expected the offset of a live packed buffer but received ${describeValue(offset)}`,
+  );
 }

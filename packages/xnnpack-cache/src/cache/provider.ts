@@ -39,6 +39,12 @@ export interface WeightsCacheProvider {
   lookUpOrInsert(key: LookUpKey, packed: Uint8Array | null, size: number): number;
   isFinalized(): boolean;
   offsetToAddr(offset: number): Uint8Array;
+  /**
+   * The size of the packed buffer at `offset` without handing out its bytes (a loaded
+   * entry's view is then made only when an operator first runs). Optional: without it an
+   * operator checks offsetToAddr(offset).byteLength.
+   */
+  packedSizeAt?(offset: number): number;
   deleteCache(): void;
   /** XNNPACK revision whose operator types seed this cache's operators (default: the newest). */
   readonly xnnpackRevision?: XnnpackRevision;

@@ -15,7 +15,7 @@ import {
   type XnnpackRevision,
 } from '../packing/xnnpack-revisions.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
-import type { PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import type { LoadedEntries, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
 import { storageFor, type XNNWeightsCacheOptions } from './cache-options.js';
 import {
   EntryNames,
@@ -101,8 +101,10 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
     this.#views.begin(namedDataMap);
     this.#finalized = false;
     this.#building = true;
-    const loaded = this.#storage.open({ hasEntries: this.#entries.size > 0 });
-    for (const entry of loaded) this.#addLoaded(entry);
+    const context = { hasEntries: this.#entries.size > 0 };
+    const storage = this.#storage;
+    if (storage.openLoaded !== undefined) this.#addLoadedSet(storage.openLoaded(context));
+    else for (const entry of storage.open(context)) this.#addLoaded(entry);
   }
 
   /**
@@ -249,6 +251,11 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
   /** The packed bytes at `offset`; valid for as long as the entry lives. */
   offsetToAddr(offset: number): Uint8Array {
     return this.#slots.regionAt(offset).bytes;
+  }
+
+  /** The size of the packed data at `offset` (what was inserted or loaded), without its bytes. */
+  packedSizeAt(offset: number): number {
+    return this.#slots.sizeAt(offset);
   }
 
   /** No-op: the cache outlives the XNNPACK objects that reference it. */
@@ -507,6 +514,28 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
       entry.lastUsed ?? -1,
       NO_ROW,
     );
+  }
+
+  /** Records loaded entries as #addLoaded does, their regions left to the storage until read. */
+  #addLoadedSet(loaded: LoadedEntries): void {
+    const first = this.#slots.pushLoaded(loaded);
+    const entries = this.#entries;
+    for (let i = 0; i < loaded.length; i++) {
+      const { name, dataSize, seed, fingerprint, layout } = loaded.fields(i);
+      entries.add(
+        name,
+        first + i,
+        dataSize,
+        seed,
+        fingerprint ?? 0,
+        layout,
+        0,
+        true,
+        false,
+        -1,
+        NO_ROW,
+      );
+    }
   }
 
   #releaseAll(): void {

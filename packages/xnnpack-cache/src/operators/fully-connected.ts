@@ -166,18 +166,28 @@ export function operatorAt(
   offset: number,
   cacheHit: boolean,
 ): FullyConnectedOperator {
-  if (cacheHit) checkRegion(cache.offsetToAddr(offset), setup.plan.gemm);
+  if (cacheHit) {
+    // A cache that knows the entry's size is asked for it: the bytes are checked again,
+    // and first viewed, when the operator first runs.
+    const gemm = setup.plan.gemm;
+    if (cache.packedSizeAt === undefined) checkRegion(cache.offsetToAddr(offset), gemm);
+    else if (cache.packedSizeAt(offset) < gemm.packedBytes)
+      tooSmall(cache.packedSizeAt(offset), gemm);
+  }
   return new FullyConnectedNcF32(cache, setup, offset, cacheHit);
 }
 
 /** Never read past an entry: the region handed out must hold the whole packed layout. */
 function checkRegion(bytes: Uint8Array, layout: GemmGoiLayout): void {
-  if (!(bytes instanceof Uint8Array) || bytes.byteLength < layout.packedBytes) {
-    throw new WeightsCacheError(
-      'ERR_CACHE_ENTRY_TOO_SMALL',
-      `The cache handed out ${bytes instanceof Uint8Array ? bytes.byteLength : 'no'} bytes for packed weights of ${layout.packedBytes} bytes (${layout.nc}x${layout.kc})`,
-    );
-  }
+  if (!(bytes instanceof Uint8Array)) tooSmall('no', layout);
+  if (bytes.byteLength < layout.packedBytes) tooSmall(bytes.byteLength, layout);
+}
+
+function tooSmall(size: number | 'no', layout: GemmGoiLayout): never {
+  throw new WeightsCacheError(
+    'ERR_CACHE_ENTRY_TOO_SMALL',
+    `The cache handed out ${size} bytes for packed weights of ${layout.packedBytes} bytes (${layout.nc}x${layout.kc})`,
+  );
 }
 
 /** Rows computed together by one pass over the packed weights. */

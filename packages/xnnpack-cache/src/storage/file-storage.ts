@@ -9,7 +9,7 @@ import { WeightsCacheError } from '../errors.js';
 import { BudgetKeeper } from './budget.js';
 import type { CacheFile } from './cache-file.js';
 import { commitAtExit, type DeferredCommitter, forget } from './deferred-commit.js';
-import { loadCommittedEntries } from './entry-loader.js';
+import { loadCommittedEntries, NO_LOADED_ENTRIES, storedEntriesOf } from './entry-loader.js';
 import { FallbackLedger, reasonOf } from './fallback.js';
 import { FileRegions } from './file-region.js';
 import { CacheFileSession } from './file-session.js';
@@ -24,6 +24,7 @@ import { IndexWriter } from './index-writer.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from './memory-stats.js';
 import type {
   FallbackReason,
+  LoadedEntries,
   OpenContext,
   PackedRegion,
   PackedStorage,
@@ -127,11 +128,15 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   open(context: OpenContext): readonly StoredEntry[] {
-    if (this.#offReason !== null) return [];
+    return storedEntriesOf(this.openLoaded(context));
+  }
+
+  openLoaded(context: OpenContext): LoadedEntries {
+    if (this.#offReason !== null) return NO_LOADED_ENTRIES;
     try {
       // The PR #20245 gate: with entries in memory (or load windows), only re-open for
       // append; loading again would map the same file twice.
-      if (context.hasEntries || this.#windows.length > 0) return [];
+      if (context.hasEntries || this.#windows.length > 0) return NO_LOADED_ENTRIES;
       // Re-read the index: other processes may have committed since this file was opened.
       this.#session.committed = null;
       const loaded = this.#session.locked('shared', (file) => this.#load(file));
@@ -139,7 +144,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       return loaded;
     } catch (error) {
       this.#fallBack(reasonOf(error, 'open'), 'open the cache file', error);
-      return [];
+      return NO_LOADED_ENTRIES;
     }
   }
 
@@ -351,18 +356,18 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     return region;
   }
 
-  #load(file: CacheFile): StoredEntry[] {
+  #load(file: CacheFile): LoadedEntries {
     const index = this.#session.committed;
     this.#loadedEntries = 0;
     this.#droppedEntries = 0;
-    if (index === null || index.entries.length === 0) return [];
+    if (index === null || index.entries.length === 0) return NO_LOADED_ENTRIES;
     const { verify, loadWindowBytes } = this.#options;
     const settings = { verify, loadWindowBytes, pageSize: this.#pageSize };
     const loaded = loadCommittedEntries(file, index, settings, this.#regions);
     this.#windows = loaded.windows;
     this.#droppedEntries = loaded.dropped;
-    this.#loadedEntries = loaded.entries.length;
-    return loaded.entries;
+    this.#loadedEntries = loaded.length;
+    return loaded;
   }
 
   #reserveInFile(n: number, length: number): PackedRegion {

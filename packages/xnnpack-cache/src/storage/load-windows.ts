@@ -24,8 +24,29 @@ export const LARGE_WINDOW_BYTES = 1 << 30;
 export interface MappedEntries {
   /** Read-only mappings covering the loaded entries, in file order. */
   readonly windows: Mapping[];
-  /** Per entry of the input (same order): its bytes, or null when it cannot be served. */
-  readonly views: (Uint8Array | null)[];
+  /** File offset where each window starts. */
+  readonly windowStarts: number[];
+  /**
+   * Per entry of the input (same order): the window that holds it, or -1 when it cannot
+   * be served. Its bytes are a view made when asked for (entryBytes): a warm start that
+   * never reads an entry makes no view of it.
+   */
+  readonly windowOf: Int32Array;
+}
+
+/** The bytes of an entry in the window mapEntriesInWindows put it in. */
+export function entryBytes(
+  mapped: MappedEntries,
+  window: number,
+  fileOffset: number,
+  dataSize: number,
+): Uint8Array {
+  const mapping = mapped.windows[window] as Mapping;
+  return new Uint8Array(
+    mapping.buffer,
+    fileOffset - (mapped.windowStarts[window] as number),
+    dataSize,
+  );
 }
 
 /** Indices of the entries a window can serve, in file order; null when that is every entry in index order. */
@@ -75,10 +96,11 @@ export function mapEntriesInWindows(
   dataStart: number,
   windowBytes: number,
 ): MappedEntries {
-  const views: (Uint8Array | null)[] = new Array(entries.length).fill(null);
+  const windowOf = new Int32Array(entries.length).fill(-1);
   const order = servableInFileOrder(entries, dataStart);
   const count = order === null ? entries.length : order.length;
   const windows: Mapping[] = [];
+  const windowStarts: number[] = [];
   let k = 0;
   while (k < count) {
     // A window starts at entry k and takes the entries after it while its span fits.
@@ -96,14 +118,10 @@ export function mapEntriesInWindows(
       end = spanEnd;
     }
     // A zero-length entry still needs one byte mapped to have a buffer to view.
-    const mapping = file.mapped.map(start, Math.max(end - start, 1), { writable: false });
-    windows.push(mapping);
-    const buffer = mapping.buffer;
-    for (; k < next; k++) {
-      const i = order === null ? k : (order[k] as number);
-      const entry = entries[i] as XpwcEntry;
-      views[i] = new Uint8Array(buffer, entry.fileOffset - start, entry.dataSize);
-    }
+    const window = windows.length;
+    windows.push(file.mapped.map(start, Math.max(end - start, 1), { writable: false }));
+    windowStarts.push(start);
+    for (; k < next; k++) windowOf[order === null ? k : (order[k] as number)] = window;
   }
-  return { windows, views };
+  return { windows, windowStarts, windowOf };
 }

@@ -46,6 +46,28 @@ export interface StoredEntry {
   readonly lastUsed?: number;
 }
 
+/** What the cache records of a loaded entry (a decoded index entry has these fields). */
+export interface LoadedEntryFields {
+  readonly name: string;
+  readonly seed: number;
+  /** Absent when the file does not keep it (v2): unknown. */
+  readonly fingerprint?: number;
+  readonly dataSize: number;
+  readonly layout?: StoredLayout;
+}
+
+/**
+ * The entries a storage loaded, each one's region made when it is first asked for: a warm
+ * start records every entry but needs the bytes of an entry only when it reads them.
+ */
+export interface LoadedEntries {
+  readonly length: number;
+  /** The fields of entry `i` (an object the storage already holds: nothing is made). */
+  fields(i: number): LoadedEntryFields;
+  /** The region of entry `i`: made at the first call, the same object at every later one. */
+  region(i: number): PackedRegion;
+}
+
 /**
  * The packing layout of an entry: same fields, order and meaning as cache-format's
  * PackingLayout (all u32), so either type can be passed where the other is expected.
@@ -109,6 +131,11 @@ export interface PackedStorage {
    * storage (e.g. read from a saved index); the cache records them as fromLoad.
    */
   open(context: OpenContext): readonly StoredEntry[];
+  /**
+   * open() without a StoredEntry or a region per entry up front (the cache prefers it when
+   * a storage has it): regions are made as entries are read.
+   */
+  openLoaded?(context: OpenContext): LoadedEntries;
   /** A region of at least `n` writable, aligned bytes, or null when none can be had. */
   reserve(n: number, options: ReserveOptions): PackedRegion | null;
   /** The cache no longer needs this region (entry freed or reservation unused). */
