@@ -6,12 +6,14 @@ import {
   InMemoryNamedDataMap,
   type NamedDataMap,
   type NamedWeightsCacheProvider,
+  NOT_FOUND,
   packingStats,
   resetPackingStats,
   type TensorView,
   tensorView,
   XNNWeightsCache,
 } from '../src/index.js';
+import { operatorSetup } from '../src/operators/operator-setup.js';
 import { randomFloats, referenceMatmul } from './reference.js';
 
 const NC = 12;
@@ -184,5 +186,22 @@ describe('createFullyConnectedNcF32ByName', () => {
     expect(() => cache.lookUpByName('fc.weight', 'fc.bias', shapeKey)).toThrow(
       code('ERR_CACHE_INVALID_STATE'),
     );
+  });
+
+  it('checks a shape key again when it can have changed (only a frozen one is checked once)', () => {
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(new CountingMap(7));
+    const mutable = { seed: 1, fingerprint: 2 };
+    expect(cache.lookUpByName('fc.weight', 'fc.bias', mutable)).toBe(NOT_FOUND);
+    mutable.seed = -1;
+    expect(() => cache.lookUpByName('fc.weight', 'fc.bias', mutable)).toThrow(
+      code('ERR_CACHE_INVALID_ARGUMENT'),
+    );
+    const frozen = Object.freeze({ seed: 3, fingerprint: 4 });
+    expect(cache.lookUpByName('fc.weight', 'fc.bias', frozen)).toBe(NOT_FOUND);
+    expect(cache.lookUpByName('fc.weight', null, frozen)).toBe(NOT_FOUND);
+    // Operators hand the cache their plan's shape key, which is frozen.
+    const setup = operatorSetup({ cache, inputChannels: KC, outputChannels: NC });
+    expect(Object.isFrozen(setup.plan.shapeKey)).toBe(true);
   });
 });

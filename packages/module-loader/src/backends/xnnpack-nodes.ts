@@ -18,6 +18,11 @@ import type { BackendInitContext } from './backend.js';
 import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** createOperators' options object, reused node after node (bounds set or undefined). */
+type ReusedOptions = Omit<Mutable<FullyConnectedByNameOptions>, 'outputMin' | 'outputMax'> & {
+  outputMin: number | undefined;
+  outputMax: number | undefined;
+};
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
 type XnnpackRevisionOption = NonNullable<FullyConnectedByNameOptions['xnnpackRevision']>;
 
@@ -161,26 +166,34 @@ export function createOperators(
     }
   }
   let weightBytes = 0;
+  // One options object serves every node (the operator keeps none of it): the fields of a
+  // node are set over the last node's; the method's settings are set once.
+  const options: ReusedOptions = {
+    cache,
+    inputChannels: 0,
+    outputChannels: 0,
+    kernel: '',
+    bias: null,
+    outputMin: undefined,
+    outputMax: undefined,
+  };
+  if (settings.tiling !== undefined) options.tiling = settings.tiling;
+  if (settings.xnnpackRevision !== '')
+    options.xnnpackRevision = settings.xnnpackRevision as XnnpackRevisionOption;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
     const inputChannels = keys.inFeatures[index] as number;
     const outputChannels = keys.outFeatures[index] as number;
     // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
-    // Optional operator options are set only when given (no spreads: once per node).
-    const options: Mutable<FullyConnectedByNameOptions> = {
-      cache,
-      inputChannels,
-      outputChannels,
-      kernel: keys.kernels[index] as string,
-      bias: keys.biases[index] as string | null,
-    };
-    if (settings.tiling !== undefined) options.tiling = settings.tiling;
-    if (node.outputMin !== undefined) options.outputMin = node.outputMin;
-    if (node.outputMax !== undefined) options.outputMax = node.outputMax;
-    if (settings.xnnpackRevision !== '')
-      options.xnnpackRevision = settings.xnnpackRevision as XnnpackRevisionOption;
-    const operator = createFullyConnectedNcF32ByName(options);
+    options.inputChannels = inputChannels;
+    options.outputChannels = outputChannels;
+    options.kernel = keys.kernels[index] as string;
+    options.bias = keys.biases[index] as string | null;
+    options.outputMin = node.outputMin;
+    options.outputMax = node.outputMax;
+    // An unset clamp bound is undefined here: the operator reads it as absent.
+    const operator = createFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
     operators.set(index, operator);
     if (onCreated === undefined) continue;
     weightBytes += 4 * outputChannels * inputChannels;

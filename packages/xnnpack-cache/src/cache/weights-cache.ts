@@ -61,6 +61,8 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
   /** Reservations handed out and not yet inserted, by the bytes object returned. */
   readonly #pending = new Reservations();
   #lastLookUpUnnamed = false;
+  /** The frozen shape key lookUpByName checked last. */
+  #checkedShapeKey: PackedShapeKey | null = null;
   #foundName = '';
   /** Row of the named entry the last #find saw, or NO_ROW. */
   #foundRow = NO_ROW;
@@ -146,7 +148,12 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
     if (biasName !== null && typeof biasName !== 'string') {
       invalidArgument('a string or null', 'biasName', biasName);
     }
-    validateShapeKey(key);
+    // Layers of one shape share their key object: a frozen one is checked once, while it
+    // stays the last one asked for (it cannot have changed since).
+    if (key !== this.#checkedShapeKey) {
+      validateShapeKey(key);
+      this.#checkedShapeKey = Object.isFrozen(key) ? key : null;
+    }
     const entries = this.#entries;
     const name = biasName === null ? kernelName : this.#entryNames.of(kernelName, biasName);
     const row = entries.find(name);

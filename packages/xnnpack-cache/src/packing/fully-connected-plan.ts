@@ -67,12 +67,13 @@ export function fullyConnectedPlan(
     flags: 0,
   };
   const seed = fullyConnectedSeedOf(nc, kc, nr, kr, sr, extraBytes, operatorType, false);
-  const shapeKey: Required<PackedShapeKey> = {
+  // Frozen: a cache checks a shape key once while the same object comes back.
+  const shapeKey: Required<PackedShapeKey> = Object.freeze({
     seed,
     fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
     layout,
     packedSize: alignedSize,
-  };
+  });
   const plan: FullyConnectedPlan = { gemm, alignedSize, layout, seed, shapeKey };
   if (planCount >= MAX_PLANS) {
     plans.clear();
