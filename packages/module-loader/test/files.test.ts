@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   truncateSync,
   writeFileSync,
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { ContainedPaths } from '../src/files/contained-path.js';
 import {
   AscendSimBackend,
   BackendRegistry,
@@ -124,6 +126,29 @@ describe('resolveContainedPath', () => {
     expect(codeOf(() => readRegularFile(join(outside, 'missing.bin'), 10, ctx))).toBe(
       'ERR_PROGRAM_IO',
     );
+  });
+
+  test('a folder resolver lstats a plain name once and hands that stat on; links go the long way', () => {
+    writeFileSync(join(root, 'a.bin'), 'a');
+    mkdirSync(join(root, 'sub'));
+    writeFileSync(join(root, 'sub', 'b.bin'), 'b');
+    symlinkSync('sub/b.bin', join(root, 'link.bin'));
+    writeFileSync(join(outside, 'secret.bin'), 'x');
+    symlinkSync(join(outside, 'secret.bin'), join(root, 'file-link.bin'));
+    const contained = new ContainedPaths(root, ctx);
+    const plain = contained.resolve('a.bin', ctx);
+    expect(plain.path).toBe(join(root, 'a.bin'));
+    expect(plain.stat?.ino).toBe(statSync(join(root, 'a.bin'), { bigint: true }).ino);
+    expect(contained.resolve('link.bin', ctx)).toEqual({
+      path: join(root, 'sub', 'b.bin'),
+      stat: undefined,
+    });
+    expect(contained.resolve('sub/b.bin', ctx).stat).toBeUndefined();
+    expect(codeOf(() => contained.resolve('file-link.bin', ctx))).toBe('ERR_PATH_OUTSIDE_PROGRAM');
+    expect(codeOf(() => contained.resolve('..', ctx))).toBe('ERR_PATH_OUTSIDE_PROGRAM');
+    expect(codeOf(() => contained.resolve('missing.bin', ctx))).toBe('ERR_PROGRAM_IO');
+    // A folder under a plain name is found, and refused where a file is needed.
+    expect(contained.resolve('sub', ctx).stat?.isDirectory()).toBe(true);
   });
 
   test('a NUL byte in either path is ERR_PATH_INVALID (never cut at the NUL)', () => {

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { type BigIntStats, lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { invalidArgument, ModuleLoaderError } from '../errors.js';
 
@@ -32,16 +32,50 @@ export function resolveContainedPath(
   relativePath: string,
   ctx: FileContext,
 ): string {
-  assertNoNul(rootDir, 'the program folder', ctx);
-  assertNoNul(relativePath, ctx.field, ctx);
-  if (isAbsolute(relativePath)) throw outside(relativePath, ctx, 'it is absolute');
-  const root = realPath(rootDir, ctx);
-  const resolved = realPath(join(root, relativePath), ctx);
-  const rel = relative(root, resolved);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw outside(relativePath, ctx, `it resolves to ${resolved}`);
+  return new ContainedPaths(rootDir, ctx).resolve(relativePath, ctx).path;
+}
+
+/** A path resolved inside a folder, with the stat that proved it when one was made. */
+export interface ContainedPath {
+  readonly path: string;
+  /** lstat of `path` when it is a file name directly in the folder and no symlink. */
+  readonly stat: BigIntStats | undefined;
+}
+
+/**
+ * resolveContainedPath for many paths of one folder: the folder's real path is resolved
+ * once. A plain name (no separator) whose lstat shows no symlink is, as the folder is real,
+ * its own real path: one lstat instead of a realpath, and that stat serves as the file's.
+ */
+export class ContainedPaths {
+  readonly #root: string;
+
+  constructor(rootDir: string, ctx: FileContext) {
+    assertNoNul(rootDir, 'the program folder', ctx);
+    this.#root = realPath(rootDir, ctx);
   }
-  return resolved;
+
+  resolve(relativePath: string, ctx: FileContext): ContainedPath {
+    assertNoNul(relativePath, ctx.field, ctx);
+    if (isAbsolute(relativePath)) throw outside(relativePath, ctx, 'it is absolute');
+    const root = this.#root;
+    if (isPlainName(relativePath)) {
+      const path = join(root, relativePath);
+      const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      if (stat !== undefined && !stat.isSymbolicLink()) return { path, stat };
+    }
+    const resolved = realPath(join(root, relativePath), ctx);
+    const rel = relative(root, resolved);
+    if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+      throw outside(relativePath, ctx, `it resolves to ${resolved}`);
+    }
+    return { path: resolved, stat: undefined };
+  }
+}
+
+/** A single path component naming an entry of the folder itself (not . or ..). */
+function isPlainName(path: string): boolean {
+  return path !== '.' && path !== '..' && !path.includes('/') && !path.includes(sep);
 }
 
 function realPath(path: string, ctx: FileContext): string {

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { ModuleLoaderError } from '../errors.js';
-import { resolveContainedPath } from '../files/contained-path.js';
+import { ContainedPaths, resolveContainedPath } from '../files/contained-path.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read-regular-file.js';
 import { sha256Hex } from '../safetensors/digest.js';
@@ -52,10 +52,11 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
   const files: SafetensorsFile[] = [];
   const counters = new WeightCounters();
   try {
+    const contained = new ContainedPaths(dir, { file: path, field: '$' });
     for (let index = 0; index < manifest.weights.length; index++) {
       const ctx = { file: path, field: `weights[${index}]` };
-      const weights = manifest.weights[index] as string;
-      files.push(SafetensorsFile.at(resolveContainedPath(dir, weights, ctx), counters, ctx));
+      const weights = contained.resolve(manifest.weights[index] as string, ctx);
+      files.push(SafetensorsFile.at(weights.path, counters, ctx, { stat: weights.stat }));
     }
     const namedData = new SafetensorsNamedDataMap(files);
     if (verification === 'internal-consistency') {

@@ -3,6 +3,7 @@
 // file's one life cycle (recalled from the record or read, then mapped on demand). The
 // header parser, table codec, digests and checks live in sibling files.
 import { createHash, hash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { alignUp } from '@memlayer/internal';
 import {
   type MappedFile,
@@ -100,9 +101,9 @@ export class SafetensorsFile {
     path: string,
     counters: WeightCounters,
     ctx: { file: string; field: string },
-    { trustMemory = true }: { trustMemory?: boolean } = {},
+    { trustMemory = true, stat }: { trustMemory?: boolean; stat?: BigIntStats | undefined } = {},
   ): SafetensorsFile {
-    const identity = statIdentity(path, ctx);
+    const identity = statIdentity(path, ctx, stat);
     counters.add('filesStatted');
     if (identity.size < MIN_FILE_BYTES) {
       throw new ModuleLoaderError(

@@ -16,8 +16,16 @@ export interface FileIdentity {
   readonly ctimeNs: bigint;
 }
 
-/** stat(2) with nanosecond times; a non-regular file is ERR_NOT_A_REGULAR_FILE. */
-export function statIdentity(path: string, ctx: { file: string; field: string }): FileIdentity {
+/**
+ * stat(2) with nanosecond times; a non-regular file is ERR_NOT_A_REGULAR_FILE. `known` is a
+ * stat of `path` the caller already made (an lstat of a path that is no symlink).
+ */
+export function statIdentity(
+  path: string,
+  ctx: { file: string; field: string },
+  known?: BigIntStats,
+): FileIdentity {
+  if (known !== undefined) return identityOf(path, known, ctx);
   let stat: BigIntStats;
   try {
     stat = statSync(path, { bigint: true });
@@ -32,6 +40,14 @@ export function statIdentity(path: string, ctx: { file: string; field: string })
       },
     );
   }
+  return identityOf(path, stat, ctx);
+}
+
+function identityOf(
+  path: string,
+  stat: BigIntStats,
+  ctx: { file: string; field: string },
+): FileIdentity {
   if (!stat.isFile()) {
     throw new ModuleLoaderError(
       'ERR_NOT_A_REGULAR_FILE',
