@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { crc32cOf } from '@memlayer/cache-format';
 import { methodPlansPath } from '@memlayer/module-loader';
 import { openFloorTable } from './floor.js';
 import { nowMs } from './measure.js';
@@ -75,7 +76,8 @@ function plannedKeys(plansPath: string, programPath: string, method: string): st
   const newline = bytes.indexOf(0x0a);
   const head = JSON.parse(bytes.subarray(0, newline).toString('latin1')) as { check: string };
   const body = bytes.subarray(newline + 1);
-  if (createHash('sha256').update(body).digest('hex') !== head.check) {
+  // The plans file's check digest: CRC32C of the body, 8 hex digits (module-loader's format 3).
+  if (crc32cOf(body).toString(16).padStart(8, '0') !== head.check) {
     throw new Error(`${plansPath}: check digest differs`);
   }
   const { plans } = JSON.parse(body.toString('utf8')) as {
