@@ -4,7 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { ALLOCATION_NODE_FLAGS } from './allocations.js';
 import { CHILD_MESSAGE, type ChildTask } from './child-protocol.js';
 
-const CHILD_SCRIPT = fileURLToPath(new URL('./child.js', import.meta.url));
+/** The built child script, also when this module runs from its TypeScript source (tests). */
+const CHILD_SCRIPT = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? '../dist/child.js' : './child.js', import.meta.url),
+);
 
 interface Message {
   type: string;

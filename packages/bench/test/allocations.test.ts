@@ -11,9 +11,9 @@ import {
   savePendingMemoFiles,
 } from '@memlayer/module-loader';
 import { afterAll, describe, expect, it } from 'vitest';
-// Children run the built child script (the test task depends on the build).
-import { runInChild } from '../dist/children.js';
 import type { AllocationResult } from '../src/allocations.js';
+// Children run the built child script (the test task depends on the build).
+import { runInChild } from '../src/children.js';
 import { writeModel } from '../src/model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-allocations-'));
