@@ -9,9 +9,9 @@ import type { PlannedDataMap } from './planned-data-map.js';
 const ONE = 49; // '1'
 
 /**
- * A method's keys as its plan gives them, each planned tensor added to `map` in the order
- * the cache asks for them (kernel, then bias, node by node). Undefined when the plan does
- * not fit the graph (node count, linear nodes, biases): then it is not used.
+ * A method's keys as its plan gives them; `map` serves the planned tensors from them (in
+ * the order the cache asks for them: kernel, then bias, node by node). Undefined when the
+ * plan does not fit the graph (node count, linear nodes, biases): then it is not used.
  */
 export function keysFromPlan(
   plan: MethodPlan,
@@ -27,10 +27,6 @@ export function keysFromPlan(
   const { hasBias, keys } = plan;
   let linear = 0;
   let key = 0;
-  // Models repeat a few shapes over many layers: consecutive nodes of one shape share its
-  // shape arrays (views' shapes are read-only).
-  let kernelShape: readonly number[] = [];
-  let biasShape: readonly number[] = [];
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
@@ -41,26 +37,16 @@ export function keysFromPlan(
     const out = plan.features[2 * linear];
     const inputs = plan.features[2 * linear + 1];
     if (!isFeatureCount(out) || !isFeatureCount(inputs)) return undefined;
-    if (kernelShape[0] !== out || kernelShape[1] !== inputs) {
-      kernelShape = [out, inputs];
-      biasShape = [out];
-    }
-    const kernelKey = keys[key++] as string;
-    kernels[index] = kernelKey;
-    map.add(kernelKey, node.weight, kernelShape);
-    if (bias === undefined) {
-      biases[index] = null;
-    } else {
-      const biasKey = keys[key++] as string;
-      biases[index] = biasKey;
-      map.add(biasKey, bias, biasShape);
-    }
+    kernels[index] = keys[key++] as string;
+    biases[index] = bias === undefined ? null : (keys[key++] as string);
     outFeatures[index] = out;
     inFeatures[index] = inputs;
     linear++;
   }
   if (linear !== hasBias.length) return undefined;
-  return new NodeKeyColumns(kernels, biases, linear, outFeatures, inFeatures);
+  const columns = new NodeKeyColumns(kernels, biases, linear, outFeatures, inFeatures);
+  map.plan(method, columns);
+  return columns;
 }
 
 /**

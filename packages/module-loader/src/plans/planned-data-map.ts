@@ -1,4 +1,6 @@
 import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
+import type { NodeKeyColumns } from '../backends/node-keys.js';
+import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import type { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { OrderedKeys } from '../safetensors/ordered-keys.js';
 import type { MappedTensorView } from '../safetensors/tensor-view.js';
@@ -20,6 +22,8 @@ export class PlannedDataMap implements NamedDataMap {
   readonly #keys = new OrderedKeys();
   readonly #names: string[] = [];
   readonly #shapes: (readonly number[])[] = [];
+  /** The method and keys the tensors come from, listed at the first look-up (see plan()). */
+  #planned: { method: GraphMethodManifest; keys: NodeKeyColumns } | null = null;
   #resolved = false;
 
   /** `resolveWeights` learns the weight files' tables (called before the first data read). */
@@ -33,20 +37,56 @@ export class PlannedDataMap implements NamedDataMap {
     return this.#resolved;
   }
 
-  /** Adds the tensor the program calls `name`, planned as `key` of `shape`. */
-  add(key: string, name: string, shape: readonly number[]): void {
+  /**
+   * The planned tensors are each linear node's kernel, then its bias, in graph order, with
+   * the keys and features of `keys`. They are listed when first asked for: a start whose
+   * every layer hits the cache never asks.
+   */
+  plan(method: GraphMethodManifest, keys: NodeKeyColumns): void {
+    this.#planned = { method, keys };
+  }
+
+  /** Lists the planned tensors (once): key, the program's name for it, and shape. */
+  #list(): void {
+    const planned = this.#planned;
+    if (planned === null) return;
+    this.#planned = null;
+    const { method, keys } = planned;
+    // Models repeat a few shapes over many layers: consecutive nodes of one shape share its
+    // shape arrays (views' shapes are read-only).
+    let kernelShape: readonly number[] = [];
+    let biasShape: readonly number[] = [];
+    for (let index = 0; index < method.graph.length; index++) {
+      const kernel = keys.kernels[index];
+      if (kernel === undefined) continue;
+      const node = method.graph[index] as Extract<GraphNode, { op: 'linear' }>;
+      const out = keys.outFeatures[index] as number;
+      const inputs = keys.inFeatures[index] as number;
+      if (kernelShape[0] !== out || kernelShape[1] !== inputs) {
+        kernelShape = [out, inputs];
+        biasShape = [out];
+      }
+      this.#add(kernel, node.weight, kernelShape);
+      const bias = keys.biases[index];
+      if (bias !== null && bias !== undefined) this.#add(bias, node.bias as string, biasShape);
+    }
+  }
+
+  #add(key: string, name: string, shape: readonly number[]): void {
     this.#keys.add(key);
     this.#names.push(name);
     this.#shapes.push(shape);
   }
 
   get(key: string): TensorView | undefined {
+    this.#list();
     const at = this.#keys.find(key);
     if (at < 0) return undefined;
     return new PlannedTensorView(key, this.#shapes[at] as readonly number[], this, at);
   }
 
   names(): Iterable<string> {
+    this.#list();
     return this.#keys.names();
   }
 
