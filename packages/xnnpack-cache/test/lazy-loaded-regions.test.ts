@@ -2,12 +2,16 @@
 // only when something reads it: an operator's first run, a byte compare, a commit.
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { PackedSlots } from '../src/cache/packed-slots.js';
 import {
   createFullyConnectedNcF32,
   createFullyConnectedNcF32ByName,
   FileStorage,
   type FullyConnectedOperator,
+  HeapStorage,
   InMemoryNamedDataMap,
+  type LoadedEntries,
+  type PackedRegion,
   tensorView,
   XNNWeightsCache,
 } from '../src/index.js';
@@ -145,5 +149,53 @@ describe('loaded entries', () => {
     expect(() => operatorAt(cache, setup, offset, true)).toThrowError(
       code('ERR_CACHE_ENTRY_TOO_SMALL'),
     );
+  });
+});
+
+describe('packed slots of loaded sets', () => {
+  /** A loaded set of `sizes.length` entries that counts the regions it makes. */
+  function loadedSet(tag: string, sizes: number[]): LoadedEntries & { made: string[] } {
+    const made: string[] = [];
+    return {
+      made,
+      length: sizes.length,
+      fields: (i) => ({ name: `${tag}${i}`, seed: 1, dataSize: sizes[i] as number }),
+      region: (i) => {
+        made.push(`${tag}${i}`);
+        return { bytes: new Uint8Array(sizes[i] as number), reservedBytes: 4096 };
+      },
+    };
+  }
+
+  it('make each region once, from the set its offset belongs to, also between other slots', () => {
+    const slots = new PackedSlots();
+    const own: PackedRegion = { bytes: new Uint8Array(8), reservedBytes: 8 };
+    expect(slots.push(own, 8, null)).toBe(0);
+    const a = loadedSet('a', [16, 32]);
+    expect(slots.pushLoaded(a)).toBe(1);
+    expect(slots.push(own, 8, 'x')).toBe(3);
+    const b = loadedSet('b', [64, 128]);
+    expect(slots.pushLoaded(b)).toBe(4);
+    expect(slots.sizeAt(5)).toBe(128);
+    expect(a.made).toEqual([]);
+    expect(slots.regionAt(5).bytes.byteLength).toBe(128);
+    expect(slots.regionAt(1).bytes.byteLength).toBe(16);
+    expect(slots.regionAt(5)).toBe(slots.regionAt(5));
+    expect([a.made, b.made]).toEqual([['a0'], ['b1']]);
+    expect(slots.totals()).toEqual({ packedBytes: 8 + 16 + 32 + 8 + 64 + 128, unnamedEntries: 1 });
+
+    // A slot released before anything read it: its region is made for the storage to take back.
+    const storage = new HeapStorage();
+    const released: PackedRegion[] = [];
+    storage.release = (region) => released.push(region);
+    slots.release(2, storage);
+    expect(a.made).toEqual(['a0', 'a1']);
+    expect(released[0]?.bytes.byteLength).toBe(32);
+    expect(() => slots.regionAt(2)).toThrowError(code('ERR_CACHE_INVALID_OFFSET'));
+    expect(() => slots.sizeAt(2)).toThrowError(code('ERR_CACHE_INVALID_OFFSET'));
+    slots.release(2, storage);
+    expect(released).toHaveLength(1);
+    slots.clear();
+    expect(() => slots.regionAt(4)).toThrowError(code('ERR_CACHE_INVALID_OFFSET'));
   });
 });

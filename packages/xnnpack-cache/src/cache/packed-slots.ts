@@ -10,9 +10,8 @@ import type { LoadedEntries, PackedRegion, PackedStorage } from '../storage/pack
  */
 export class PackedSlots {
   #regions: Array<PackedRegion | null | undefined> = [];
-  /** The loaded entries whose regions are made on demand, and the offset of the first. */
-  #loaded: LoadedEntries | null = null;
-  #loadedStart = 0;
+  /** Each set of loaded entries whose regions are made on demand, with its first offset. */
+  #loadedSets: { readonly start: number; readonly loaded: LoadedEntries }[] = [];
   #sizes: number[] = [];
   /** Entry name, or null for an unnamed buffer. */
   #names: Array<string | null> = [];
@@ -34,10 +33,9 @@ export class PackedSlots {
 
   /**
    * Appends a slot per loaded entry, in order, without their regions; returns the offset of
-   * the first. Regions of entries loaded before are made now (one set is kept lazily).
+   * the first.
    */
   pushLoaded(loaded: LoadedEntries): number {
-    this.#settleLoaded();
     const start = this.#regions.length;
     for (let i = 0; i < loaded.length; i++) {
       const fields = loaded.fields(i);
@@ -45,8 +43,7 @@ export class PackedSlots {
       this.#sizes.push(fields.dataSize);
       this.#names.push(fields.name);
     }
-    this.#loaded = loaded;
-    this.#loadedStart = start;
+    if (loaded.length > 0) this.#loadedSets.push({ start, loaded });
     return start;
   }
 
@@ -77,22 +74,18 @@ export class PackedSlots {
     return this.#regions[offset] !== null;
   }
 
-  /** The region of a loaded slot, made now (a slot without one is always a loaded one). */
+  /**
+   * The region of a loaded slot, made now (a slot without one is always a loaded one). The
+   * cache loads once per open, so the set is nearly always the last one.
+   */
   #loadedRegion(offset: number): PackedRegion {
-    const region = (this.#loaded as LoadedEntries).region(offset - this.#loadedStart);
+    const sets = this.#loadedSets;
+    let k = sets.length - 1;
+    while ((sets[k] as (typeof sets)[number]).start > offset) k--;
+    const { start, loaded } = sets[k] as (typeof sets)[number];
+    const region = loaded.region(offset - start);
     this.#regions[offset] = region;
     return region;
-  }
-
-  /** Makes the regions of the lazily loaded set that were never asked for. */
-  #settleLoaded(): void {
-    const loaded = this.#loaded;
-    if (loaded === null) return;
-    for (let i = 0; i < loaded.length; i++) {
-      const offset = this.#loadedStart + i;
-      if (this.#regions[offset] === undefined) this.#loadedRegion(offset);
-    }
-    this.#loaded = null;
   }
 
   supersede(name: string, offset: number): void {
@@ -123,8 +116,7 @@ export class PackedSlots {
   /** Forgets every slot (the storage is closed separately). */
   clear(): void {
     this.#regions = [];
-    this.#loaded = null;
-    this.#loadedStart = 0;
+    this.#loadedSets = [];
     this.#sizes = [];
     this.#names = [];
     this.#superseded.clear();
