@@ -171,8 +171,10 @@ export function operatorAt(
     // and first viewed, when the operator first runs.
     const gemm = setup.plan.gemm;
     if (cache.packedSizeAt === undefined) checkRegion(cache.offsetToAddr(offset), gemm);
-    else if (cache.packedSizeAt(offset) < gemm.packedBytes)
-      tooSmall(cache.packedSizeAt(offset), gemm);
+    else {
+      const size = cache.packedSizeAt(offset);
+      if (size < gemm.packedBytes) tooSmall(size, gemm);
+    }
   }
   return new FullyConnectedNcF32(cache, setup, offset, cacheHit);
 }
