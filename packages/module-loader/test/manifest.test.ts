@@ -52,14 +52,18 @@ describe('parseManifest', () => {
     });
   });
 
-  test('graph nodes are copied with their known fields only, clamp bounds renamed', () => {
+  test('graph nodes hold their known fields only (extra keys dropped), clamp bounds renamed', () => {
     const manifest = parseManifest(
       JSON.stringify(
         withMethod({
           graph: [
             { note: 'kept out', output: 'h', op: 'linear', input: 'x', weight: 'w', bias: 'b' },
             { op: 'linear', input: 'h', output: 'y', weight: 'v', output_min: -1, output_max: 1 },
+            { op: 'relu', input: 'y', output: 'r', extra: [1, 2] },
+            { op: 'gelu', input: 'r', output: 'g' },
+            { op: 'linear', input: 'g', output: 'z', weight: 'u' },
           ],
+          outputs: ['z'],
         }),
       ),
       'program.json',
@@ -68,6 +72,9 @@ describe('parseManifest', () => {
     expect(forward?.kind === 'graph' && forward.graph).toStrictEqual([
       { op: 'linear', input: 'x', output: 'h', weight: 'w', bias: 'b' },
       { op: 'linear', input: 'h', output: 'y', weight: 'v', outputMin: -1, outputMax: 1 },
+      { op: 'relu', input: 'y', output: 'r' },
+      { op: 'gelu', input: 'r', output: 'g' },
+      { op: 'linear', input: 'g', output: 'z', weight: 'u' },
     ]);
   });
 
