@@ -1,12 +1,7 @@
 import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
-import {
-  BackendOptions,
-  createDefaultRegistry,
-  LoadBackendOptionsMap,
-  Module,
-  type XnnpackHandle,
-} from '@memlayer/module-loader';
+import { createDefaultRegistry, Module, type XnnpackHandle } from '@memlayer/module-loader';
 import { XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
+import { cacheOptions } from './cache-options.js';
 import { openFloorTable } from './floor.js';
 
 /**
@@ -73,10 +68,7 @@ export async function measureWarmAllocations(
   cachePath: string,
   method: string,
 ): Promise<AllocationResult> {
-  const options = new LoadBackendOptionsMap().setOptions(
-    'XnnpackBackend',
-    new BackendOptions().setOption('packed_cache_path', cachePath),
-  );
+  const options = cacheOptions(cachePath);
   const counter = new CollectionCounter();
   counter.start();
   const start = heapUsed();

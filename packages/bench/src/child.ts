@@ -4,7 +4,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import {
-  BackendOptions,
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
@@ -22,6 +21,7 @@ import {
   XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
 import { measureFloorAllocations, measureWarmAllocations } from './allocations.js';
+import { cacheOptions } from './cache-options.js';
 import {
   CHILD_MESSAGE,
   type ChildTask,
@@ -50,12 +50,6 @@ async function waitFor(word: string): Promise<void> {
 
 function fileSize(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;
-}
-
-function cacheOptions(path: string, saveNow: boolean): LoadBackendOptionsMap {
-  const options = new BackendOptions().setOption('packed_cache_path', path);
-  if (saveNow) options.setOption('save_weight_cache_on_disk', true);
-  return new LoadBackendOptionsMap().setOptions('XnnpackBackend', options);
 }
 
 function numbers(record: object): Record<string, number> {

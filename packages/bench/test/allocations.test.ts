@@ -3,34 +3,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BackendOptions,
-  createDefaultRegistry,
-  LoadBackendOptionsMap,
-  Module,
-  savePendingMemoFiles,
-} from '@memlayer/module-loader';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AllocationResult } from '../src/allocations.js';
 // Children run the built child script (the test task depends on the build).
 import { runInChild } from '../src/children.js';
 import { writeModel } from '../src/model.js';
+import { coldStart } from './cold-start.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-allocations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function coldStart(program: string, cachePath: string): void {
-  const module = new Module(program, { registry: createDefaultRegistry() });
-  module.load(
-    new LoadBackendOptionsMap().setOptions(
-      'XnnpackBackend',
-      new BackendOptions().setOption('packed_cache_path', cachePath),
-    ),
-  );
-  module.loadMethod('forward');
-  module.dispose();
-  savePendingMemoFiles();
-}
 
 function measure(what: 'warm' | 'floor', program: string, cachePath: string) {
   return runInChild<AllocationResult>({

@@ -3,34 +3,15 @@
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BackendOptions,
-  createDefaultRegistry,
-  LoadBackendOptionsMap,
-  Module,
-  methodPlansPath,
-  savePendingMemoFiles,
-} from '@memlayer/module-loader';
+import { methodPlansPath } from '@memlayer/module-loader';
 import { afterAll, describe, expect, it } from 'vitest';
 import { measureFloor } from '../src/floor.js';
 import { writeModel } from '../src/model.js';
 import { measureWarmBound } from '../src/warm-bound.js';
+import { coldStart } from './cold-start.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-bound-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function coldStart(program: string, cachePath: string): void {
-  const module = new Module(program, { registry: createDefaultRegistry() });
-  module.load(
-    new LoadBackendOptionsMap().setOptions(
-      'XnnpackBackend',
-      new BackendOptions().setOption('packed_cache_path', cachePath),
-    ),
-  );
-  module.loadMethod('forward');
-  module.dispose();
-  savePendingMemoFiles();
-}
 
 describe('measureWarmBound', () => {
   const spec = { label: 'small', layers: 12, dim: 16 };
