@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BackendName, MmapError, openMappedFile, pageSize } from '../src/index.js';
 import {
+  errorOf,
   fixture,
   lastJson,
   makeTempDir,
@@ -25,14 +26,7 @@ function same(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
+const codeOf = (fn: () => unknown) => errorOf(fn)?.code;
 
 describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) => {
   let dir: string;
