@@ -2,7 +2,7 @@
 // a mebibyte, each one task on the thread pool (mmap-native writeInBackground) that runs
 // while the main thread packs the next layers. One task per region does not pay here:
 // queuing a task costs tens of microseconds on the main thread, as much as the write.
-import type { BackgroundWrite, MappedFile } from '@memlayer/mmap-native';
+import type { BackgroundWrite, MappedFile, WritePart } from '@memlayer/mmap-native';
 import type { PackedRegion } from './packed-storage.js';
 
 /** A batch is started once its regions hold this many bytes (a larger region goes alone). */
@@ -18,8 +18,8 @@ export type FinishBatch = (regions: readonly PackedRegion[], write: BackgroundWr
 interface Batch {
   readonly file: MappedFile;
   readonly regions: PackedRegion[];
-  readonly sources: Uint8Array[];
-  readonly positions: number[];
+  /** What the batch's task writes: each region's bytes at its file position. */
+  readonly parts: WritePart[];
   bytes: number;
   write: BackgroundWrite | null;
 }
@@ -49,12 +49,11 @@ export class WriteBatches {
       batch = null;
     }
     if (batch === null) {
-      batch = { file, regions: [], sources: [], positions: [], bytes: 0, write: null };
+      batch = { file, regions: [], parts: [], bytes: 0, write: null };
       this.#open = batch;
     }
     batch.regions.push(region);
-    batch.sources.push(source);
-    batch.positions.push(position);
+    batch.parts.push({ source, position });
     batch.bytes += source.byteLength;
     if (batch.bytes >= BATCH_BYTES) this.#start(batch);
   }
@@ -96,9 +95,7 @@ export class WriteBatches {
   #start(batch: Batch): void {
     this.#open = null;
     try {
-      batch.write = batch.file.writeInBackground(
-        batch.sources.map((source, i) => ({ source, position: batch.positions[i] as number })),
-      );
+      batch.write = batch.file.writeInBackground(batch.parts);
     } catch (error) {
       batch.write = failed(error);
     }
