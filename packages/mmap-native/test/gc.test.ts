@@ -65,11 +65,11 @@ describe.skipIf(process.platform !== 'linux')('mapped pages and V8 garbage colle
     expect(result.code).toBe(0);
     const report = lastJson<ExternalReport>(result);
     expect(report.length).toBe(240 * 1024 * 1024);
-    // Counted as external memory, 240 MiB would start one at every 64 MiB (V8's soft limit).
-    expect(report.firstMapping).toBe(0);
-    // Closing gives back what mapping took, once: the count does not creep up.
-    expect(report.closeCycles).toBe(0);
-    expect(report.mappingAgain).toBe(0);
+    // Counted as external memory, mapped bytes would start collections as the control's do
+    // (1–3 for its 240 MiB), and the three windows map seven times that (first mapping, five
+    // close cycles, mapping again). V8 also collects for its own reasons (its memory reducer,
+    // on a loaded machine), so one collection across the windows is tolerated.
+    expect(report.firstMapping + report.closeCycles + report.mappingAgain).toBeLessThanOrEqual(1);
     // The control: the same bytes as heap ArrayBuffers do start full collections.
     expect(report.heapBuffers).toBeGreaterThan(0);
   });
