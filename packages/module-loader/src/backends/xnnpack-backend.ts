@@ -22,7 +22,6 @@ import type { NodeKeyColumns } from './node-keys.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
 import {
   checkAndKeyNodes,
-  countCacheHits,
   createOperators,
   type OperatorProgress,
   type OperatorSettings,
@@ -230,12 +229,13 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     const cache = lease?.cache ?? new XNNWeightsCache();
     const operators = new Map<number, FullyConnectedOperator>();
     let packedDataNames: string[] = [];
+    let cacheHits = 0;
     let initialized = false;
     try {
       cache.initializeForRuntime(namedData);
       initialized = true;
       const settings: OperatorSettings = { tiling, xnnpackRevision: options.xnnpackRevision };
-      createOperators(
+      cacheHits = createOperators(
         cache,
         method,
         context,
@@ -256,7 +256,6 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       lease?.release();
       throw error;
     }
-    const cacheHits = countCacheHits(operators);
     return {
       method,
       options,

@@ -143,7 +143,11 @@ function featuresBefore(
   return features;
 }
 
-/** Creates the method's fully-connected operators through `cache`, by node index. */
+/**
+ * Creates the method's fully-connected operators through `cache`, by node index, and
+ * returns how many of them found their weights in the cache (counted as they are made:
+ * a second pass over the map would cost an iterator result per operator).
+ */
 export function createOperators(
   cache: XNNWeightsCache,
   method: GraphMethodManifest,
@@ -152,7 +156,7 @@ export function createOperators(
   settings: OperatorSettings,
   operators: Map<number, FullyConnectedOperator>,
   onCreated: ((progress: OperatorProgress) => void) | undefined,
-): void {
+): number {
   const { methodName } = context;
   const graph = method.graph;
   // Progress totals are only read by onCreated: without it, no extra pass.
@@ -166,6 +170,7 @@ export function createOperators(
     }
   }
   let weightBytes = 0;
+  let cacheHits = 0;
   // One options object serves every node (the operator keeps none of it): the fields of a
   // node are set over the last node's; the method's settings are set once.
   const options: ReusedOptions = {
@@ -195,6 +200,7 @@ export function createOperators(
     // An unset clamp bound is undefined here: the operator reads it as absent.
     const operator = createFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
     operators.set(index, operator);
+    if (operator.cacheHit) cacheHits++;
     if (onCreated === undefined) continue;
     weightBytes += 4 * outputChannels * inputChannels;
     onCreated({
@@ -206,13 +212,7 @@ export function createOperators(
       cacheHit: operator.cacheHit,
     });
   }
-}
-
-/** Operators whose weights came from the cache instead of being packed. */
-export function countCacheHits(operators: ReadonlyMap<number, FullyConnectedOperator>): number {
-  let hits = 0;
-  for (const operator of operators.values()) if (operator.cacheHit) hits++;
-  return hits;
+  return cacheHits;
 }
 
 /**
