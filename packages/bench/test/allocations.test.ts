@@ -23,6 +23,23 @@ function measure(what: 'warm' | 'floor', program: string, cachePath: string) {
   });
 }
 
+/**
+ * measure() until a child ran without a collection, at most three times: V8 may still run
+ * one for its own reasons (its memory reducer, on a loaded machine), which the bench too
+ * reports as no figure. A child setup that lets the start collect fails all three.
+ */
+async function measureWithoutCollection(
+  what: 'warm' | 'floor',
+  program: string,
+  cachePath: string,
+): Promise<AllocationResult> {
+  let result = await measure(what, program, cachePath);
+  for (let attempt = 1; attempt < 3 && result.collections !== 0; attempt++) {
+    result = await measure(what, program, cachePath);
+  }
+  return result;
+}
+
 describe('allocation children', () => {
   it('count a warm start of every layer and the floor of its file, with no collection', async () => {
     const small = { label: 'small', layers: 16, dim: 16 };
@@ -32,8 +49,8 @@ describe('allocation children', () => {
       const program = writeModel(join(dir, spec.label), spec);
       const cachePath = join(dir, `${spec.label}.xpwc`);
       coldStart(program, cachePath);
-      const warm = await measure('warm', program, cachePath);
-      const floor = await measure('floor', program, cachePath);
+      const warm = await measureWithoutCollection('warm', program, cachePath);
+      const floor = await measureWithoutCollection('floor', program, cachePath);
       expect(warm).toMatchObject({ kind: 'warm', entries: spec.layers, collections: 0 });
       expect(floor).toMatchObject({ kind: 'floor', entries: spec.layers, collections: 0 });
       expect(warm.programLoadBytes).toBeGreaterThan(0);
