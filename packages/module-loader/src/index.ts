@@ -9,6 +9,7 @@ export {
 } from './backends/ascend-sim-backend.js';
 export type { Backend, BackendInitContext, Tensor } from './backends/backend.js';
 export { createDefaultRegistry, type DefaultBackendsConfig } from './backends/default-registry.js';
+export type { MethodOperators } from './backends/method-operators.js';
 export { BackendRegistry } from './backends/registry.js';
 export {
   HeapWeightsCacheSource,

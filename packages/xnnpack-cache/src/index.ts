@@ -32,6 +32,8 @@ export {
 export {
   createFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
+  findFullyConnectedNcF32ByName,
+  fullyConnectedNcF32At,
 } from './operators/fully-connected-by-name.js';
 export type { OutputRange } from './operators/output-range.js';
 export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   createFullyConnectedNcF32,
   createFullyConnectedNcF32ByName,
+  findFullyConnectedNcF32ByName,
+  fullyConnectedNcF32At,
   GEMM_TILINGS,
   InMemoryNamedDataMap,
   type NamedDataMap,
@@ -203,5 +205,62 @@ describe('createFullyConnectedNcF32ByName', () => {
     // Operators hand the cache their plan's shape key, which is frozen.
     const setup = operatorSetup({ cache, inputChannels: KC, outputChannels: NC });
     expect(Object.isFrozen(setup.plan.shapeKey)).toBe(true);
+  });
+});
+
+describe('findFullyConnectedNcF32ByName and fullyConnectedNcF32At', () => {
+  const options = (cache: NamedWeightsCacheProvider) => ({
+    cache,
+    inputChannels: KC,
+    outputChannels: NC,
+    kernel: 'fc.weight',
+    bias: 'fc.bias',
+  });
+  const input = randomFloats(3 * KC, 9);
+
+  it('find a hit without loading a tensor; the operator made later runs as the eager one', () => {
+    const { map, cache } = cacheHoldingTheLayer(5);
+    const loads = map.loads;
+    const before = cache.stats();
+    const offset = findFullyConnectedNcF32ByName(options(cache));
+    expect(offset).not.toBe(NOT_FOUND);
+    expect(map.loads).toBe(loads);
+    expect(cache.stats()).toMatchObject({ hits: before.hits + 1, misses: before.misses });
+    // The build holds the entry found: finalize references it.
+    expect(cache.finalizeForRuntime()).toHaveLength(1);
+
+    const operator = fullyConnectedNcF32At(options(cache), offset);
+    expect(operator).toMatchObject({ offset, cacheHit: true, inputChannels: KC });
+    const eager = cacheHoldingTheLayer(5);
+    const reference = byName(eager.cache);
+    eager.cache.finalizeForRuntime();
+    expect(operator.run(input, 3)).toEqual(reference.run(input, 3));
+  });
+
+  it('find nothing on a miss and count nothing; the operator is then made by name', () => {
+    const map = new CountingMap(6);
+    const cache = new XNNWeightsCache();
+    cache.initializeForRuntime(map);
+    expect(findFullyConnectedNcF32ByName(options(cache))).toBe(NOT_FOUND);
+    expect(cache.stats()).toMatchObject({ hits: 0, misses: 0, entries: 0 });
+    expect(map.loads).toBe(0);
+    const operator = createFullyConnectedNcF32ByName(options(cache));
+    expect(operator.cacheHit).toBe(false);
+    expect(cache.stats()).toMatchObject({ hits: 0, misses: 1, entries: 1 });
+  });
+
+  it('refuse bad names, a dead offset and an entry smaller than the layer', () => {
+    const { cache } = cacheHoldingTheLayer(7);
+    expect(() => findFullyConnectedNcF32ByName({ ...options(cache), kernel: 3 as never })).toThrow(
+      code('ERR_CACHE_INVALID_ARGUMENT'),
+    );
+    const offset = findFullyConnectedNcF32ByName(options(cache));
+    cache.finalizeForRuntime();
+    expect(() => fullyConnectedNcF32At(options(cache), 12345)).toThrow(
+      code('ERR_CACHE_INVALID_OFFSET'),
+    );
+    expect(() =>
+      fullyConnectedNcF32At({ ...options(cache), outputChannels: 2 * NC }, offset),
+    ).toThrow(code('ERR_CACHE_ENTRY_TOO_SMALL'));
   });
 });

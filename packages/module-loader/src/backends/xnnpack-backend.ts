@@ -18,6 +18,7 @@ import { sourceRecordFor } from '../safetensors/source-record.js';
 import type { WeightStats } from '../safetensors/weight-stats.js';
 import { gelu, relu } from './activations.js';
 import type { Backend, BackendInitContext, Tensor } from './backend.js';
+import type { MethodOperators } from './method-operators.js';
 import type { NodeKeyColumns } from './node-keys.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
 import {
@@ -58,8 +59,11 @@ export type { OperatorProgress } from './xnnpack-nodes.js';
 export interface XnnpackHandle {
   readonly method: GraphMethodManifest;
   readonly options: Readonly<XnnpackRuntimeOptions>;
-  /** One operator per linear node, by node index. */
-  readonly operators: Map<number, FullyConnectedOperator>;
+  /**
+   * One operator per linear node, by node index. An operator whose weights the cache held is
+   * made when first read (run, get or iteration); the others were made when packed.
+   */
+  readonly operators: MethodOperators;
   /**
    * Names finalizeForRuntime returned: the references this method holds. With the weight
    * cache on, each is the content key of the kernel followed by that of the bias.
@@ -227,7 +231,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       ? this.caches.acquire(options.packedCachePath, budgetOf(options))
       : null;
     const cache = lease?.cache ?? new XNNWeightsCache();
-    const operators = new Map<number, FullyConnectedOperator>();
+    let operators: MethodOperators | undefined;
     let packedDataNames: string[] = [];
     let cacheHits = 0;
     let initialized = false;
@@ -235,15 +239,14 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
       cache.initializeForRuntime(namedData);
       initialized = true;
       const settings: OperatorSettings = { tiling, xnnpackRevision: options.xnnpackRevision };
-      cacheHits = createOperators(
+      ({ operators, cacheHits } = createOperators(
         cache,
         method,
         context,
         contentKeys,
         settings,
-        operators,
         this.onOperatorCreated,
-      );
+      ));
       packedDataNames = cache.finalizeForRuntime();
       // A one-shot save for this init (never stored as a global option).
       if (options.saveWeightCacheOnDisk) this.saveAll();
@@ -259,7 +262,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     return {
       method,
       options,
-      operators,
+      operators: operators as MethodOperators,
       packedDataNames,
       contentKeys,
       workspace: this.workspaces.acquire(options.workspaceSharingMode, program),

@@ -4,8 +4,9 @@
 import {
   createFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
-  type FullyConnectedOperator,
+  findFullyConnectedNcF32ByName,
   type GemmTiling,
+  NOT_FOUND,
   type XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
@@ -15,6 +16,7 @@ import type { SafetensorsFile } from '../safetensors/file.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import type { TensorTable } from '../safetensors/tensor-table.js';
 import type { BackendInitContext } from './backend.js';
+import { MethodOperators } from './method-operators.js';
 import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -144,9 +146,10 @@ function featuresBefore(
 }
 
 /**
- * Creates the method's fully-connected operators through `cache`, by node index, and
- * returns how many of them found their weights in the cache (counted as they are made:
- * a second pass over the map would cost an iterator result per operator).
+ * Finds or packs every linear node's weights through `cache` and returns the method's
+ * operators by node index: a layer found in the cache gets its operator when first asked
+ * for (MethodOperators), a layer packed now gets it at once. `cacheHits` counts the layers
+ * whose weights the cache held.
  */
 export function createOperators(
   cache: XNNWeightsCache,
@@ -154,9 +157,8 @@ export function createOperators(
   context: BackendInitContext,
   keys: NodeKeyColumns,
   settings: OperatorSettings,
-  operators: Map<number, FullyConnectedOperator>,
   onCreated: ((progress: OperatorProgress) => void) | undefined,
-): number {
+): { operators: MethodOperators; cacheHits: number } {
   const { methodName } = context;
   const graph = method.graph;
   // Progress totals are only read by onCreated: without it, no extra pass.
@@ -171,8 +173,45 @@ export function createOperators(
   }
   let weightBytes = 0;
   let cacheHits = 0;
-  // One options object serves every node (the operator keeps none of it): the fields of a
-  // node are set over the last node's; the method's settings are set once.
+  let done = 0;
+  // One options object serves every node (no operator keeps it): the fields of a node are
+  // set over the last node's; the method's settings are set once. Operators made later,
+  // when first asked for, get an object of their own the same way.
+  const options = methodOptions(cache, settings);
+  const optionsOf = (index: number) =>
+    layerOptions(methodOptions(cache, settings), graph[index] as GraphNode, keys, index);
+  const operators = new MethodOperators(graph.length, optionsOf);
+  for (let index = 0; index < graph.length; index++) {
+    const node = graph[index] as GraphNode;
+    if (node.op !== 'linear') continue;
+    layerOptions(options, node, keys, index);
+    // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
+    const offset = findFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
+    let cacheHit = offset !== NOT_FOUND;
+    if (cacheHit) operators.found(index, offset);
+    else {
+      const operator = createFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
+      operators.made(index, operator);
+      cacheHit = operator.cacheHit;
+    }
+    if (cacheHit) cacheHits++;
+    done++;
+    if (onCreated === undefined) continue;
+    weightBytes += 4 * options.outputChannels * options.inputChannels;
+    onCreated({
+      methodName,
+      operators: done,
+      totalOperators,
+      weightBytes,
+      totalWeightBytes,
+      cacheHit,
+    });
+  }
+  return { operators, cacheHits };
+}
+
+/** An options object with a method's settings, its layer fields to be set per node. */
+function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): ReusedOptions {
   const options: ReusedOptions = {
     cache,
     inputChannels: 0,
@@ -185,34 +224,24 @@ export function createOperators(
   if (settings.tiling !== undefined) options.tiling = settings.tiling;
   if (settings.xnnpackRevision !== '')
     options.xnnpackRevision = settings.xnnpackRevision as XnnpackRevisionOption;
-  for (let index = 0; index < graph.length; index++) {
-    const node = graph[index] as GraphNode;
-    if (node.op !== 'linear') continue;
-    const inputChannels = keys.inFeatures[index] as number;
-    const outputChannels = keys.outFeatures[index] as number;
-    // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
-    options.inputChannels = inputChannels;
-    options.outputChannels = outputChannels;
-    options.kernel = keys.kernels[index] as string;
-    options.bias = keys.biases[index] as string | null;
-    options.outputMin = node.outputMin;
-    options.outputMax = node.outputMax;
-    // An unset clamp bound is undefined here: the operator reads it as absent.
-    const operator = createFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
-    operators.set(index, operator);
-    if (operator.cacheHit) cacheHits++;
-    if (onCreated === undefined) continue;
-    weightBytes += 4 * outputChannels * inputChannels;
-    onCreated({
-      methodName,
-      operators: operators.size,
-      totalOperators,
-      weightBytes,
-      totalWeightBytes,
-      cacheHit: operator.cacheHit,
-    });
-  }
-  return cacheHits;
+  return options;
+}
+
+/** Sets linear node `index`'s fields on `options` and returns it, as the operator reads them. */
+function layerOptions(
+  options: ReusedOptions,
+  node: GraphNode,
+  keys: NodeKeyColumns,
+  index: number,
+): FullyConnectedByNameOptions {
+  options.inputChannels = keys.inFeatures[index] as number;
+  options.outputChannels = keys.outFeatures[index] as number;
+  options.kernel = keys.kernels[index] as string;
+  options.bias = keys.biases[index] as string | null;
+  // An unset clamp bound is undefined here: the operator reads it as absent.
+  options.outputMin = node.op === 'linear' ? node.outputMin : undefined;
+  options.outputMax = node.op === 'linear' ? node.outputMax : undefined;
+  return options as FullyConnectedByNameOptions;
 }
 
 /**

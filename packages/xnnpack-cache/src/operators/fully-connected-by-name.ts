@@ -6,7 +6,7 @@ import {
   type FullyConnectedSettings,
   operatorAt,
 } from './fully-connected.js';
-import { operatorSetup } from './operator-setup.js';
+import { type OperatorSetup, operatorSetup } from './operator-setup.js';
 
 /** FullyConnectedOptions with the weights given by the names the cache loads them under. */
 export interface FullyConnectedByNameOptions extends Omit<FullyConnectedSettings, 'cache'> {
@@ -27,18 +27,51 @@ export interface FullyConnectedByNameOptions extends Omit<FullyConnectedSettings
 export function createFullyConnectedNcF32ByName(
   options: FullyConnectedByNameOptions,
 ): FullyConnectedOperator {
-  const { cache, kernel } = options;
-  const bias = options.bias ?? null;
-  if (typeof kernel !== 'string') invalidArgument('a tensor name', 'kernel', kernel);
-  if (bias !== null && typeof bias !== 'string') {
-    invalidArgument('a tensor name or null', 'bias', bias);
-  }
+  checkNames(options);
   const setup = operatorSetup(options);
-  if (cache.lookUpByName !== undefined) {
-    const offset = cache.lookUpByName(kernel, bias, setup.plan.shapeKey);
-    if (offset !== NOT_FOUND) return operatorAt(cache, setup, offset, true);
-  }
-  const kernelView = cache.loadUnpackedData(kernel);
+  const offset = lookUpLayer(options, setup);
+  const { cache } = options;
+  if (offset !== NOT_FOUND) return operatorAt(cache, setup, offset, true);
+  const bias = options.bias ?? null;
+  const kernelView = cache.loadUnpackedData(options.kernel);
   const biasView = bias === null ? null : cache.loadUnpackedData(bias);
   return createWithWeights(cache, kernelView, biasView, setup);
+}
+
+/**
+ * The first half of createFullyConnectedNcF32ByName: the offset of the packed entry that
+ * serves this layer (a hit, counted and held by the build as lookUpByName holds it), or
+ * NOT_FOUND with nothing counted (a miss, or a cache without lookUpByName: create the
+ * operator with createFullyConnectedNcF32ByName then). A caller that runs few of its layers
+ * soon can find them all and make each operator when first needed (fullyConnectedNcF32At).
+ */
+export function findFullyConnectedNcF32ByName(options: FullyConnectedByNameOptions): number {
+  checkNames(options);
+  return lookUpLayer(options, operatorSetup(options));
+}
+
+/**
+ * The operator over the entry at `offset`, which findFullyConnectedNcF32ByName returned for
+ * the same options. The entry is checked again: one smaller than the layer's packed layout
+ * is ERR_CACHE_ENTRY_TOO_SMALL, an offset the cache does not hold ERR_CACHE_INVALID_OFFSET.
+ */
+export function fullyConnectedNcF32At(
+  options: FullyConnectedByNameOptions,
+  offset: number,
+): FullyConnectedOperator {
+  return operatorAt(options.cache, operatorSetup(options), offset, true);
+}
+
+function checkNames({ kernel, bias }: FullyConnectedByNameOptions): void {
+  if (typeof kernel !== 'string') invalidArgument('a tensor name', 'kernel', kernel);
+  if (bias != null && typeof bias !== 'string') {
+    invalidArgument('a tensor name or null', 'bias', bias);
+  }
+}
+
+/** lookUpByName for a layer's names and shape (NOT_FOUND when the cache has no such call). */
+function lookUpLayer(options: FullyConnectedByNameOptions, setup: OperatorSetup): number {
+  const { cache } = options;
+  if (cache.lookUpByName === undefined) return NOT_FOUND;
+  return cache.lookUpByName(options.kernel, options.bias ?? null, setup.plan.shapeKey);
 }
