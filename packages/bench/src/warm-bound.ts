@@ -24,9 +24,9 @@ interface ManifestNode {
  * A bound for any warm start in JavaScript that keeps the program's formats: what a warm
  * start of `method` cannot skip, written as plainly as possible. It reads and hashes the
  * JSON manifest (a plan is valid only for the manifest's bytes) and makes one object per
- * node; reads the method plans file (its check digest, its JSON, the keys); builds the
- * floor's name → bytes table; and per linear node joins its kernel and bias keys (the
- * entry name), finds the entry and makes one operator-sized object. No checks beyond
+ * node; reads the method plans file (its check digest, its JSON, the entry names); builds
+ * the floor's name → bytes table; and per linear node finds the entry by its planned name
+ * and makes one operator-sized object. No checks beyond
  * those, no locks, no accounting: the gap between a warm start and this bound is what our
  * code adds, the gap between this bound and the floor is what the formats cost.
  */
@@ -53,15 +53,13 @@ export function measureWarmBound(
       bias: node.bias,
     } as ManifestNode;
   }
-  const keys = plannedKeys(methodPlansPath(cachePath), resolve(programPath), method);
+  const entryNames = plannedEntryNames(methodPlansPath(cachePath), resolve(programPath), method);
   const floor = openFloorTable(cachePath);
   const operators: object[] = [];
-  let key = 0;
+  let linear = 0;
   for (const node of nodes) {
     if (node.op !== 'linear') continue;
-    const kernel = keys[key++] as string;
-    const name = node.bias === undefined ? kernel : [kernel, keys[key++] as string].join('');
-    const packed = floor.table.get(name);
+    const packed = floor.table.get(entryNames[linear++] as string);
     if (packed === undefined) throw new Error(`no cache entry for node ${node.output}`);
     operators.push({ packed, input: node.input, output: node.output });
   }
@@ -70,13 +68,16 @@ export function measureWarmBound(
   return { boundMs, layers: operators.length };
 }
 
-/** The keys of `method`'s plan in the plans file: a header line with a check digest, then JSON. */
-function plannedKeys(plansPath: string, programPath: string, method: string): string[] {
+/**
+ * The entry names of `method`'s plan (one per linear node) in the plans file: a header line
+ * with a check digest, then JSON.
+ */
+function plannedEntryNames(plansPath: string, programPath: string, method: string): string[] {
   const bytes = readFileSync(plansPath);
   const newline = bytes.indexOf(0x0a);
   const head = JSON.parse(bytes.subarray(0, newline).toString('latin1')) as { check: string };
   const body = bytes.subarray(newline + 1);
-  // The plans file's check digest: CRC32C of the body, 8 hex digits (module-loader's format 3).
+  // The plans file's check digest: CRC32C of the body, 8 hex digits (module-loader's format 4).
   if (crc32cOf(body).toString(16).padStart(8, '0') !== head.check) {
     throw new Error(`${plansPath}: check digest differs`);
   }

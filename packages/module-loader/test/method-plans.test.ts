@@ -284,8 +284,8 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
     start(program, cachePath);
     const path = methodPlansPath(cachePath);
     const plan = decodePlan(decodePlans(readFileSync(path))[0]);
-    const [k0, b0, k1, b1] = plan.keys as [string, string, string, string];
-    writeFileSync(path, encodePlanFile([encodePlan({ ...plan, keys: [k1, b1, k0, b0] })]));
+    const [layer0, layer1] = plan.entryNames as [string, string];
+    writeFileSync(path, encodePlanFile([encodePlan({ ...plan, entryNames: [layer1, layer0] })]));
     const swapped = start(program, cachePath);
     // Each layer misses (the entries under the swapped keys have other layouts), its data
     // read for packing does not have the planned key: the start begins again without it.
@@ -295,6 +295,27 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
       cacheHits: 2,
     });
     expect(swapped.warnings.join('\n')).toContain('is not what the method plan says');
+  });
+
+  test('an entry name that does not fit its node (bias cut off): the plan is not used', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    const path = methodPlansPath(cachePath);
+    const plan = decodePlan(decodePlans(readFileSync(path))[0]);
+    const [layer0, layer1] = plan.entryNames as [string, string];
+    // Layer 0 has a bias: its entry name must hold a kernel key and a bias key after it.
+    const kernelOnly = layer0.slice(0, 64);
+    writeFileSync(
+      path,
+      encodePlanFile([encodePlan({ ...plan, entryNames: [kernelOnly, layer1] })]),
+    );
+    expect(start(program, cachePath)).toMatchObject({
+      output: heapOnlyOutput(program),
+      fromPlan: false,
+      cacheHits: 2,
+    });
+    // The start without it planned anew: the next one uses the plan.
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
   });
 
   test('a FIFO, a directory or an oversized file in its place: no hang, no read', () => {

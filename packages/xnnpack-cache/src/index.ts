@@ -32,6 +32,8 @@ export {
 export {
   createFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
+  type FullyConnectedEntryOptions,
+  findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   fullyConnectedNcF32At,
 } from './operators/fully-connected-by-name.js';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createFullyConnectedNcF32,
   createFullyConnectedNcF32ByName,
+  findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   fullyConnectedNcF32At,
   GEMM_TILINGS,
@@ -247,6 +248,21 @@ describe('findFullyConnectedNcF32ByName and fullyConnectedNcF32At', () => {
     const operator = createFullyConnectedNcF32ByName(options(cache));
     expect(operator.cacheHit).toBe(false);
     expect(cache.stats()).toMatchObject({ hits: 0, misses: 1, entries: 1 });
+  });
+
+  it('find a pair by its entry name (kernel name + bias name) as by its two names', () => {
+    const { map, cache } = cacheHoldingTheLayer(8);
+    const loads = map.loads;
+    const { kernel, bias, ...settings } = options(cache);
+    const byEntry = findFullyConnectedNcF32ByEntryName({ ...settings, entryName: kernel + bias });
+    expect(byEntry).not.toBe(NOT_FOUND);
+    expect(findFullyConnectedNcF32ByName(options(cache))).toBe(byEntry);
+    expect(map.loads).toBe(loads);
+    // The kernel's name alone names no entry (the pair's is named by both).
+    expect(findFullyConnectedNcF32ByEntryName({ ...settings, entryName: kernel })).toBe(NOT_FOUND);
+    expect(() =>
+      findFullyConnectedNcF32ByEntryName({ ...settings, entryName: 5 as never }),
+    ).toThrow(code('ERR_CACHE_INVALID_ARGUMENT'));
   });
 
   it('refuse bad names, a dead offset and an entry smaller than the layer', () => {

@@ -1,8 +1,11 @@
 import {
-  type FullyConnectedByNameOptions,
+  type FullyConnectedEntryOptions,
   type FullyConnectedOperator,
   fullyConnectedNcF32At,
 } from '@memlayer/xnnpack-cache';
+
+/** What an operator over a found entry is made with: the layer's settings, no names. */
+export type LayerSettings = Omit<FullyConnectedEntryOptions, 'entryName'>;
 
 /** An offset slot with no entry found: the node's operator, if any, was made at once. */
 const NONE = -1;
@@ -22,15 +25,15 @@ export class MethodOperators implements ReadonlyMap<number, FullyConnectedOperat
    * once its external bytes pass twice the semi-space size).
    */
   readonly #offsets: number[];
-  /** The options node `index` was found with (the same object for every node: see optionsOf). */
-  readonly #optionsOf: (index: number) => FullyConnectedByNameOptions;
+  /** The settings node `index` was found with. */
+  readonly #settingsOf: (index: number) => LayerSettings;
   /** Nodes with an operator, made or found, in node order. */
   #nodes: number[] = [];
 
-  constructor(nodes: number, optionsOf: (index: number) => FullyConnectedByNameOptions) {
+  constructor(nodes: number, settingsOf: (index: number) => LayerSettings) {
     this.#made = new Array(nodes);
     this.#offsets = new Array<number>(nodes).fill(NONE);
-    this.#optionsOf = optionsOf;
+    this.#settingsOf = settingsOf;
   }
 
   /** Node `index`'s layer was found at `offset`: its operator is made when first read. */
@@ -54,7 +57,7 @@ export class MethodOperators implements ReadonlyMap<number, FullyConnectedOperat
     if (made !== undefined) return made;
     const offset = this.#offsets[index];
     if (offset === undefined || offset === NONE) return undefined;
-    const operator = fullyConnectedNcF32At(this.#optionsOf(index), offset);
+    const operator = fullyConnectedNcF32At(this.#settingsOf(index), offset);
     this.#made[index] = operator;
     return operator;
   }

@@ -4,6 +4,8 @@
 import {
   createFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
+  type FullyConnectedEntryOptions,
+  findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   type GemmTiling,
   NOT_FOUND,
@@ -16,7 +18,7 @@ import type { SafetensorsFile } from '../safetensors/file.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import type { TensorTable } from '../safetensors/tensor-table.js';
 import type { BackendInitContext } from './backend.js';
-import { MethodOperators } from './method-operators.js';
+import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -24,6 +26,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type ReusedOptions = Omit<Mutable<FullyConnectedByNameOptions>, 'outputMin' | 'outputMax'> & {
   outputMin: number | undefined;
   outputMax: number | undefined;
+  entryName: string;
 };
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
 type XnnpackRevisionOption = NonNullable<FullyConnectedByNameOptions['xnnpackRevision']>;
@@ -178,19 +181,32 @@ export function createOperators(
   // set over the last node's; the method's settings are set once. Operators made later,
   // when first asked for, get an object of their own the same way.
   const options = methodOptions(cache, settings);
-  const optionsOf = (index: number) =>
-    layerOptions(methodOptions(cache, settings), graph[index] as GraphNode, keys, index);
-  const operators = new MethodOperators(graph.length, optionsOf);
+  const settingsOf = (index: number): LayerSettings =>
+    layerSettings(
+      methodOptions(cache, settings),
+      graph[index] as GraphNode,
+      keys,
+      index,
+    ) as LayerSettings;
+  const operators = new MethodOperators(graph.length, settingsOf);
+  // Keys from a plan come as entry names: looked up as they are, split only for a miss.
+  const entryNames = keys.entryNames;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
-    layerOptions(options, node, keys, index);
+    layerSettings(options, node, keys, index);
     // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
-    const offset = findFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
+    let offset: number;
+    if (entryNames === undefined) {
+      offset = findFullyConnectedNcF32ByName(tensorNames(options, keys, index));
+    } else {
+      options.entryName = entryNames[index] as string;
+      offset = findFullyConnectedNcF32ByEntryName(options as FullyConnectedEntryOptions);
+    }
     let cacheHit = offset !== NOT_FOUND;
     if (cacheHit) operators.found(index, offset);
     else {
-      const operator = createFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
+      const operator = createFullyConnectedNcF32ByName(tensorNames(options, keys, index));
       operators.made(index, operator);
       cacheHit = operator.cacheHit;
     }
@@ -220,6 +236,7 @@ function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): Reus
     bias: null,
     outputMin: undefined,
     outputMax: undefined,
+    entryName: '',
   };
   if (settings.tiling !== undefined) options.tiling = settings.tiling;
   if (settings.xnnpackRevision !== '')
@@ -227,20 +244,29 @@ function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): Reus
   return options;
 }
 
-/** Sets linear node `index`'s fields on `options` and returns it, as the operator reads them. */
-function layerOptions(
+/** Sets linear node `index`'s shape and clamps on `options` and returns it. */
+function layerSettings(
   options: ReusedOptions,
   node: GraphNode,
   keys: NodeKeyColumns,
   index: number,
-): FullyConnectedByNameOptions {
+): ReusedOptions {
   options.inputChannels = keys.inFeatures[index] as number;
   options.outputChannels = keys.outFeatures[index] as number;
-  options.kernel = keys.kernels[index] as string;
-  options.bias = keys.biases[index] as string | null;
   // An unset clamp bound is undefined here: the operator reads it as absent.
   options.outputMin = node.op === 'linear' ? node.outputMin : undefined;
   options.outputMax = node.op === 'linear' ? node.outputMax : undefined;
+  return options;
+}
+
+/** Sets linear node `index`'s tensor keys on `options` (set up by layerSettings). */
+function tensorNames(
+  options: ReusedOptions,
+  keys: NodeKeyColumns,
+  index: number,
+): FullyConnectedByNameOptions {
+  options.kernel = keys.kernels[index] as string;
+  options.bias = keys.biases[index] as string | null;
   return options as FullyConnectedByNameOptions;
 }
 

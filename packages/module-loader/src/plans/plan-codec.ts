@@ -4,10 +4,11 @@ import { decodeReadIdentity, encodeReadIdentity } from '../safetensors/record-co
 
 export const METHOD_PLANS_FORMAT = 'memlayer-method-plans';
 /**
- * 3: the file's bytes checked as a whole by CRC32C (2: by SHA-256, 1: a check per plan over
- * its parsed fields).
+ * 4: one key per linear node, the name of its cache entry (kernel key + bias key). 3: a key
+ * per tensor; the file's bytes checked as a whole by CRC32C (2: by SHA-256, 1: a check per
+ * plan over its parsed fields).
  */
-export const METHOD_PLANS_VERSION = 3;
+export const METHOD_PLANS_VERSION = 4;
 /** Plans one file keeps (per program path and method); the least recently saved go first. */
 export const MAX_METHOD_PLANS = 64;
 /** Linear nodes a plan may describe (a manifest holds far fewer: it is capped at 16 MiB). */
@@ -43,8 +44,11 @@ export interface MethodPlan {
   readonly features: readonly unknown[];
   /** Per linear node: '1' when it has a bias. */
   readonly hasBias: string;
-  /** Per linear node: its kernel's key, then its bias's key when it has one. */
-  readonly keys: readonly string[];
+  /**
+   * Per linear node: the name of its cache entry, its kernel's key followed by its bias's
+   * key when it has one (each key starts with 64 hex digits: the two split back).
+   */
+  readonly entryNames: readonly string[];
 }
 
 export interface EncodedPlan {
@@ -56,7 +60,7 @@ export interface EncodedPlan {
   /** out, in per linear node. */
   features: number[];
   bias: string;
-  /** The keys joined by ','. */
+  /** The entry names joined by ','. */
   keys: string;
 }
 
@@ -70,7 +74,7 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
     nodes: plan.nodes,
     features: plan.features as number[],
     bias: plan.hasBias,
-    keys: plan.keys.join(','),
+    keys: plan.entryNames.join(','),
   };
 }
 
@@ -140,10 +144,10 @@ const HEX_DIGEST = /^[0-9a-f]{64}$/;
 const BIAS_FLAGS = /^[01]*$/;
 
 /**
- * An encoded plan, checked for shape: every count agrees with every other (each feature is
- * checked where it is used). Keys are not checked one by one: a wrong key misses the
- * cache (entries are checked by name, layout and size) and a miss verifies the key against
- * the tensor's content before packing. Throws a plain Error when malformed.
+ * An encoded plan, checked for shape: every count agrees with every other (each feature and
+ * entry name is checked where it is used). A wrong key misses the cache (entries are
+ * checked by name, layout and size) and a miss verifies the key against the tensor's
+ * content before packing. Throws a plain Error when malformed.
  */
 export function decodePlan(raw: unknown): MethodPlan {
   const { program, method, manifest, weights, nodes, features, bias, keys } = (raw ??
@@ -159,10 +163,9 @@ export function decodePlan(raw: unknown): MethodPlan {
   if (!Array.isArray(features) || features.length !== 2 * linear || linear > (nodes as number)) {
     throw new Error('bad features');
   }
-  const biases = linear - bias.replaceAll('1', '').length;
   if (typeof keys !== 'string') throw new Error('bad keys');
   const split = linear === 0 ? [] : keys.split(',');
-  if (split.length !== linear + biases) throw new Error('bad keys');
+  if (split.length !== linear) throw new Error('bad keys');
   return {
     program,
     method,
@@ -171,7 +174,7 @@ export function decodePlan(raw: unknown): MethodPlan {
     nodes: nodes as number,
     features,
     hasBias: bias,
-    keys: split,
+    entryNames: split,
   };
 }
 

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { NodeKeyColumns } from '../backends/node-keys.js';
 import type { GraphMethodManifest, GraphNode } from '../program/manifest.js';
 import type { LoadedProgram } from '../program/program.js';
+import { isEntryName } from '../safetensors/digest.js';
 import { trustworthy } from '../safetensors/known-files.js';
 import { isFeatureCount, type MethodPlan, type PlannedWeightFile } from './plan-codec.js';
 import type { PlannedDataMap } from './planned-data-map.js';
@@ -9,9 +10,11 @@ import type { PlannedDataMap } from './planned-data-map.js';
 const ONE = 49; // '1'
 
 /**
- * A method's keys as its plan gives them; `map` serves the planned tensors from them (in
+ * A method's keys as its plan gives them: one entry name per linear node, which the cache
+ * looks up as it is; `map` serves the planned tensors from the keys split out of them (in
  * the order the cache asks for them: kernel, then bias, node by node). Undefined when the
- * plan does not fit the graph (node count, linear nodes, biases): then it is not used.
+ * plan does not fit the graph (node count, linear nodes, biases, an entry name's shape):
+ * then it is not used.
  */
 export function keysFromPlan(
   plan: MethodPlan,
@@ -20,31 +23,31 @@ export function keysFromPlan(
 ): NodeKeyColumns | undefined {
   const graph = method.graph;
   if (plan.nodes !== graph.length) return undefined;
-  const kernels = new Array<string | undefined>(graph.length);
-  const biases = new Array<string | null>(graph.length);
+  const names = new Array<string | undefined>(graph.length);
   const outFeatures = new Int32Array(graph.length);
   const inFeatures = new Int32Array(graph.length);
-  const { hasBias, keys } = plan;
+  const { hasBias, entryNames } = plan;
   let linear = 0;
-  let key = 0;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
-    const bias = node.bias;
-    if (linear >= hasBias.length || (hasBias.charCodeAt(linear) === ONE) !== (bias !== undefined)) {
+    const withBias = node.bias !== undefined;
+    if (linear >= hasBias.length || (hasBias.charCodeAt(linear) === ONE) !== withBias) {
       return undefined;
     }
     const out = plan.features[2 * linear];
     const inputs = plan.features[2 * linear + 1];
-    if (!isFeatureCount(out) || !isFeatureCount(inputs)) return undefined;
-    kernels[index] = keys[key++] as string;
-    biases[index] = bias === undefined ? null : (keys[key++] as string);
+    const name = entryNames[linear] as string;
+    if (!isFeatureCount(out) || !isFeatureCount(inputs) || !isEntryName(name, withBias)) {
+      return undefined;
+    }
+    names[index] = name;
     outFeatures[index] = out;
     inFeatures[index] = inputs;
     linear++;
   }
   if (linear !== hasBias.length) return undefined;
-  const columns = new NodeKeyColumns(kernels, biases, linear, outFeatures, inFeatures);
+  const columns = new NodeKeyColumns(null, null, linear, outFeatures, inFeatures, names);
   map.plan(method, columns);
   return columns;
 }
@@ -68,15 +71,15 @@ export function planFrom(
     weights.push({ identity: file.identity, readAtNs: known.readAtNs });
   }
   const features: number[] = [];
-  const planned: string[] = [];
+  const entryNames: string[] = [];
   let hasBias = '';
   for (let index = 0; index < method.graph.length; index++) {
     const kernel = keys.kernels[index];
     if (kernel === undefined) continue;
     const bias = keys.biases[index] ?? null;
     features.push(keys.outFeatures[index] as number, keys.inFeatures[index] as number);
-    planned.push(kernel);
-    if (bias !== null) planned.push(bias);
+    // The name the cache gives the pair's entry (ExecuTorch's: kernel name + bias name).
+    entryNames.push(bias === null ? kernel : kernel + bias);
     hasBias += bias === null ? '0' : '1';
   }
   return {
@@ -87,6 +90,6 @@ export function planFrom(
     nodes: method.graph.length,
     features,
     hasBias,
-    keys: planned,
+    entryNames,
   };
 }

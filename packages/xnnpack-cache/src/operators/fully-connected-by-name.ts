@@ -17,6 +17,16 @@ export interface FullyConnectedByNameOptions extends Omit<FullyConnectedSettings
   readonly bias?: string | null;
 }
 
+/** The settings of a layer whose packed entry is looked up by the entry's name. */
+export interface FullyConnectedEntryOptions extends Omit<FullyConnectedSettings, 'cache'> {
+  readonly cache: NamedWeightsCacheProvider;
+  /**
+   * The name of the layer's cache entry: its kernel's name followed by its bias's name (as
+   * ExecuTorch names the entry of a pair), or the kernel's name alone.
+   */
+  readonly entryName: string;
+}
+
 /**
  * createFullyConnectedNcF32 for weights known by name. A cache hit is found from the names
  * and the layer's shape alone: no unpacked view is loaded, so a warm start reads no weights
@@ -51,12 +61,26 @@ export function findFullyConnectedNcF32ByName(options: FullyConnectedByNameOptio
 }
 
 /**
- * The operator over the entry at `offset`, which findFullyConnectedNcF32ByName returned for
- * the same options. The entry is checked again: one smaller than the layer's packed layout
+ * findFullyConnectedNcF32ByName for a caller that keeps the entry's name (kernel name + bias
+ * name) rather than the two names: the look-up needs no join. A miss is NOT_FOUND with
+ * nothing counted; create the operator by its tensor names then.
+ */
+export function findFullyConnectedNcF32ByEntryName(options: FullyConnectedEntryOptions): number {
+  const { cache, entryName } = options;
+  if (typeof entryName !== 'string') invalidArgument('an entry name', 'entryName', entryName);
+  const setup = operatorSetup(options);
+  if (cache.lookUpByName === undefined) return NOT_FOUND;
+  // The entry of a kernel and a bias is named by their joined names: looked up as one name.
+  return cache.lookUpByName(entryName, null, setup.plan.shapeKey);
+}
+
+/**
+ * The operator over the entry at `offset`, which findFullyConnectedNcF32ByName (or
+ * …ByEntryName) returned for the same settings. The entry is checked again: one smaller than the layer's packed layout
  * is ERR_CACHE_ENTRY_TOO_SMALL, an offset the cache does not hold ERR_CACHE_INVALID_OFFSET.
  */
 export function fullyConnectedNcF32At(
-  options: FullyConnectedByNameOptions,
+  options: Omit<FullyConnectedEntryOptions, 'entryName'>,
   offset: number,
 ): FullyConnectedOperator {
   return operatorAt(options.cache, operatorSetup(options), offset, true);
