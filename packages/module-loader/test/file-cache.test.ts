@@ -2,15 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { packingStats, resetPackingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 import { afterEach, describe, expect, test } from 'vitest';
-import {
-  BackendOptions,
-  BackendRegistry,
-  LoadBackendOptionsMap,
-  Module,
-  XnnpackBackend,
-  type XnnpackHandle,
-} from '../src/index.js';
-import { type MlpFixture, writeMlpProgram } from './fixtures.js';
+import { BackendRegistry, Module, XnnpackBackend, type XnnpackHandle } from '../src/index.js';
+import { cacheOptions, type MlpFixture, writeMlpProgram } from './fixtures.js';
 
 const CHILD = join(import.meta.dirname, 'fixtures', 'run-module.ts');
 
@@ -29,15 +22,6 @@ function runChild(
   );
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout);
-}
-
-function cacheOptions(path: string): LoadBackendOptionsMap {
-  return new LoadBackendOptionsMap().setOptions(
-    'XnnpackBackend',
-    new BackendOptions()
-      .setOption('packed_cache_path', path)
-      .setOption('save_weight_cache_on_disk', true),
-  );
 }
 
 let fixture: MlpFixture;
@@ -63,10 +47,10 @@ describe('XnnpackBackend with packed_cache_path', () => {
     const observer = manager.acquire(cachePath);
     resetPackingStats();
     const first = new Module(fixture.manifestPath, { registry });
-    first.load(cacheOptions(cachePath));
+    first.load(cacheOptions(cachePath, true));
     first.loadMethod('forward');
     const second = new Module(fixture.manifestPath, { registry });
-    second.load(cacheOptions(cachePath));
+    second.load(cacheOptions(cachePath, true));
     second.loadMethod('forward');
     expect(packingStats().calls).toBe(3);
     const names = (first.methodHandle('forward') as XnnpackHandle).packedDataNames;
@@ -83,7 +67,7 @@ describe('XnnpackBackend with packed_cache_path', () => {
     }
     // A reload hits the kept entries instead of packing again.
     const third = new Module(fixture.manifestPath, { registry });
-    third.load(cacheOptions(cachePath));
+    third.load(cacheOptions(cachePath, true));
     third.loadMethod('forward');
     expect(packingStats().calls).toBe(3);
     expect((third.methodHandle('forward') as XnnpackHandle).cacheHits).toBe(3);

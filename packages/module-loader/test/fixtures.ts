@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeSafetensors, type F32TensorInput, savePendingMemoFiles } from '../src/index.js';
+import {
+  BackendOptions,
+  encodeSafetensors,
+  type F32TensorInput,
+  LoadBackendOptionsMap,
+  savePendingMemoFiles,
+} from '../src/index.js';
 
 /** Deterministic pseudo-random floats in [-1, 1) (xorshift32). */
 export function floats(count: number, seed: number): Float32Array {
@@ -116,4 +122,11 @@ export function referenceForward(
 function activation(layer: number, x: number): number {
   if (layer % 2 === 0) return Math.max(0, x);
   return 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+}
+
+/** Backend options naming `path` as the XNNPACK cache file (saved at once when `saveNow`). */
+export function cacheOptions(path: string, saveNow = false): LoadBackendOptionsMap {
+  const options = new BackendOptions().setOption('packed_cache_path', path);
+  if (saveNow) options.setOption('save_weight_cache_on_disk', true);
+  return new LoadBackendOptionsMap().setOptions('XnnpackBackend', options);
 }

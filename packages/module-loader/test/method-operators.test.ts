@@ -4,15 +4,14 @@ import { join } from 'node:path';
 import * as xnnpackCache from '@memlayer/xnnpack-cache';
 import { XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { BackendRegistry, Module, XnnpackBackend, type XnnpackHandle } from '../src/index.js';
 import {
-  BackendOptions,
-  BackendRegistry,
-  LoadBackendOptionsMap,
-  Module,
-  XnnpackBackend,
-  type XnnpackHandle,
-} from '../src/index.js';
-import { floats, type MlpFixture, referenceForward, writeMlpProgram } from './fixtures.js';
+  cacheOptions,
+  floats,
+  type MlpFixture,
+  referenceForward,
+  writeMlpProgram,
+} from './fixtures.js';
 
 // The module's own binding, wrapped so that the test can count operators made from an offset.
 vi.mock('@memlayer/xnnpack-cache', async (original) => {
@@ -20,13 +19,6 @@ vi.mock('@memlayer/xnnpack-cache', async (original) => {
   return { ...actual, fullyConnectedNcF32At: vi.fn(actual.fullyConnectedNcF32At) };
 });
 const madeFromOffset = vi.mocked(xnnpackCache.fullyConnectedNcF32At);
-
-function cacheOptions(path: string): LoadBackendOptionsMap {
-  return new LoadBackendOptionsMap().setOptions(
-    'XnnpackBackend',
-    new BackendOptions().setOption('packed_cache_path', path),
-  );
-}
 
 let fixture: MlpFixture;
 afterEach(() => fixture?.cleanup());
