@@ -31,6 +31,7 @@ export {
 } from './operators/fully-connected.js';
 export {
   createFullyConnectedNcF32ByName,
+  createMissedFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
   type FullyConnectedEntryOptions,
   findFullyConnectedNcF32ByEntryName,

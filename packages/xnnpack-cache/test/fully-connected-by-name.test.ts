@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createFullyConnectedNcF32,
   createFullyConnectedNcF32ByName,
+  createMissedFullyConnectedNcF32ByName,
   findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   fullyConnectedNcF32At,
@@ -238,16 +239,26 @@ describe('findFullyConnectedNcF32ByName and fullyConnectedNcF32At', () => {
     expect(operator.run(input, 3)).toEqual(reference.run(input, 3));
   });
 
-  it('find nothing on a miss and count nothing; the operator is then made by name', () => {
+  it('find nothing on a miss and count nothing; the operator is then packed from its views', () => {
     const map = new CountingMap(6);
     const cache = new XNNWeightsCache();
     cache.initializeForRuntime(map);
     expect(findFullyConnectedNcF32ByName(options(cache))).toBe(NOT_FOUND);
     expect(cache.stats()).toMatchObject({ hits: 0, misses: 0, entries: 0 });
     expect(map.loads).toBe(0);
-    const operator = createFullyConnectedNcF32ByName(options(cache));
+    const lookUpByName = vi.spyOn(cache, 'lookUpByName');
+    const operator = createMissedFullyConnectedNcF32ByName(options(cache));
     expect(operator.cacheHit).toBe(false);
+    // Packed through its views, with no second look-up by name; the miss counted once.
+    expect(lookUpByName).not.toHaveBeenCalled();
+    expect(map.loads).toBe(2);
     expect(cache.stats()).toMatchObject({ hits: 0, misses: 1, entries: 1 });
+    cache.finalizeForRuntime();
+    const eager = new XNNWeightsCache();
+    eager.initializeForRuntime(new CountingMap(6));
+    const reference = createFullyConnectedNcF32ByName(options(eager));
+    eager.finalizeForRuntime();
+    expect(operator.run(input, 3)).toEqual(reference.run(input, 3));
   });
 
   it('find a pair by its entry name (kernel name + bias name) as by its two names', () => {

@@ -2,7 +2,7 @@
 // optimizes a hot loop by compiling its whole function on the stack, so a loop inside the
 // long init would recompile init once per loop (and deoptimize it after each).
 import {
-  createFullyConnectedNcF32ByName,
+  createMissedFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
   type FullyConnectedEntryOptions,
   findFullyConnectedNcF32ByEntryName,
@@ -206,7 +206,7 @@ export function createOperators(
     let cacheHit = offset !== NOT_FOUND;
     if (cacheHit) operators.found(index, offset);
     else {
-      const operator = createFullyConnectedNcF32ByName(tensorNames(options, keys, index));
+      const operator = createMissedFullyConnectedNcF32ByName(tensorNames(options, keys, index));
       operators.made(index, operator);
       cacheHit = operator.cacheHit;
     }

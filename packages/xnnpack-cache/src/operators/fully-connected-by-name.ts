@@ -40,8 +40,29 @@ export function createFullyConnectedNcF32ByName(
   checkNames(options);
   const setup = operatorSetup(options);
   const offset = lookUpLayer(options, setup);
+  if (offset !== NOT_FOUND) return operatorAt(options.cache, setup, offset, true);
+  return packWithViews(options, setup);
+}
+
+/**
+ * createFullyConnectedNcF32ByName for a layer that findFullyConnectedNcF32ByName (or
+ * …ByEntryName) did not find: its views are loaded and it is created as
+ * createFullyConnectedNcF32 creates it (the look-up by views counts the miss, or finds an
+ * entry a cache without lookUpByName holds), without looking it up by name again.
+ */
+export function createMissedFullyConnectedNcF32ByName(
+  options: FullyConnectedByNameOptions,
+): FullyConnectedOperator {
+  checkNames(options);
+  return packWithViews(options, operatorSetup(options));
+}
+
+/** Loads a layer's views and creates its operator through them (packing on a miss). */
+function packWithViews(
+  options: FullyConnectedByNameOptions,
+  setup: OperatorSetup,
+): FullyConnectedOperator {
   const { cache } = options;
-  if (offset !== NOT_FOUND) return operatorAt(cache, setup, offset, true);
   const bias = options.bias ?? null;
   const kernelView = cache.loadUnpackedData(options.kernel);
   const biasView = bias === null ? null : cache.loadUnpackedData(bias);
