@@ -39,7 +39,7 @@ export function createFullyConnectedNcF32ByName(
 ): FullyConnectedOperator {
   checkNames(options);
   const setup = operatorSetup(options);
-  const offset = lookUpLayer(options, setup);
+  const offset = lookUpLayer(options.cache, options.kernel, options.bias ?? null, setup);
   if (offset !== NOT_FOUND) return operatorAt(options.cache, setup, offset, true);
   return packWithViews(options, setup);
 }
@@ -73,12 +73,14 @@ function packWithViews(
  * The first half of createFullyConnectedNcF32ByName: the offset of the packed entry that
  * serves this layer (a hit, counted and held by the build as lookUpByName holds it), or
  * NOT_FOUND with nothing counted (a miss, or a cache without lookUpByName: create the
- * operator with createFullyConnectedNcF32ByName then). A caller that runs few of its layers
- * soon can find them all and make each operator when first needed (fullyConnectedNcF32At).
+ * operator with createMissedFullyConnectedNcF32ByName then). A caller that runs few of its
+ * layers soon can find them all and make each operator when first needed
+ * (fullyConnectedNcF32At).
  */
 export function findFullyConnectedNcF32ByName(options: FullyConnectedByNameOptions): number {
   checkNames(options);
-  return lookUpLayer(options, operatorSetup(options));
+  const { cache, kernel, bias } = options;
+  return lookUpLayer(cache, kernel, bias ?? null, operatorSetup(options));
 }
 
 /**
@@ -89,16 +91,15 @@ export function findFullyConnectedNcF32ByName(options: FullyConnectedByNameOptio
 export function findFullyConnectedNcF32ByEntryName(options: FullyConnectedEntryOptions): number {
   const { cache, entryName } = options;
   if (typeof entryName !== 'string') invalidArgument('an entry name', 'entryName', entryName);
-  const setup = operatorSetup(options);
-  if (cache.lookUpByName === undefined) return NOT_FOUND;
   // The entry of a kernel and a bias is named by their joined names: looked up as one name.
-  return cache.lookUpByName(entryName, null, setup.plan.shapeKey);
+  return lookUpLayer(cache, entryName, null, operatorSetup(options));
 }
 
 /**
  * The operator over the entry at `offset`, which findFullyConnectedNcF32ByName (or
- * …ByEntryName) returned for the same settings. The entry is checked again: one smaller than the layer's packed layout
- * is ERR_CACHE_ENTRY_TOO_SMALL, an offset the cache does not hold ERR_CACHE_INVALID_OFFSET.
+ * …ByEntryName) returned for the same settings. The entry is checked again: one smaller
+ * than the layer's packed layout is ERR_CACHE_ENTRY_TOO_SMALL, an offset the cache does not
+ * hold ERR_CACHE_INVALID_OFFSET.
  */
 export function fullyConnectedNcF32At(
   options: Omit<FullyConnectedEntryOptions, 'entryName'>,
@@ -115,8 +116,12 @@ function checkNames({ kernel, bias }: FullyConnectedByNameOptions): void {
 }
 
 /** lookUpByName for a layer's names and shape (NOT_FOUND when the cache has no such call). */
-function lookUpLayer(options: FullyConnectedByNameOptions, setup: OperatorSetup): number {
-  const { cache } = options;
+function lookUpLayer(
+  cache: NamedWeightsCacheProvider,
+  kernelName: string,
+  biasName: string | null,
+  setup: OperatorSetup,
+): number {
   if (cache.lookUpByName === undefined) return NOT_FOUND;
-  return cache.lookUpByName(options.kernel, options.bias ?? null, setup.plan.shapeKey);
+  return cache.lookUpByName(kernelName, biasName, setup.plan.shapeKey);
 }
