@@ -7,7 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createFullyConnectedNcF32,
   InMemoryNamedDataMap,
+  type LoadedEntries,
   NOT_FOUND,
+  type OpenContext,
+  type StoredEntry,
   type TensorView,
   tensorView,
   XNNWeightsCache,
@@ -27,6 +30,18 @@ function layerMap(): InMemoryNamedDataMap {
     map.set(tensorView(biasName(i), [2], new Float32Array([i, 5])));
   }
   return map;
+}
+
+/** PreloadedStorage presenting its entries as a file storage does: openLoaded, regions on demand. */
+class LoadedSetStorage extends PreloadedStorage {
+  openLoaded(context: OpenContext): LoadedEntries {
+    const entries = this.open(context);
+    return {
+      length: entries.length,
+      fields: (i) => entries[i] as StoredEntry,
+      region: (i) => (entries[i] as StoredEntry).region,
+    };
+  }
 }
 
 /** Bytes of entry i as a storage presents them: each entry's own fill, so a wrong row shows. */
@@ -110,8 +125,11 @@ describe('look-up order', () => {
     expect(cache.lookUp(key(view('ab'), view('bcd')))).toBe(NOT_FOUND);
   });
 
-  it('serves the later of two entries a loaded index lists under one name', () => {
-    const storage = new PreloadedStorage([
+  it.each([
+    ['a list of stored entries', PreloadedStorage],
+    ['loaded entries with regions made when read', LoadedSetStorage],
+  ])('serves the later of two entries a loaded index lists under one name (%s)', (_, Storage) => {
+    const storage = new Storage([
       { name: 'k00b00', bytes: bytesOf(0), seed: SEED, fingerprint: FINGERPRINT },
       { name: 'k01b01', bytes: bytesOf(1), seed: SEED, fingerprint: FINGERPRINT },
       { name: 'k00b00', bytes: bytesOf(9), seed: SEED, fingerprint: FINGERPRINT },

@@ -37,14 +37,37 @@ export class PackedSlots {
    */
   pushLoaded(loaded: LoadedEntries): number {
     const start = this.#regions.length;
+    if (start === 0) this.#adoptLoaded(loaded);
+    else this.#appendLoaded(loaded);
+    if (loaded.length > 0) this.#loadedSets.push({ start, loaded });
+    return start;
+  }
+
+  /**
+   * The usual open (no slot yet): columns of the right length written in place. A hole of
+   * `#regions` reads as undefined, a loaded slot without its region.
+   */
+  #adoptLoaded(loaded: LoadedEntries): void {
+    const n = loaded.length;
+    const sizes = new Array<number>(n);
+    const names = new Array<string | null>(n);
+    for (let i = 0; i < n; i++) {
+      const fields = loaded.fields(i);
+      sizes[i] = fields.dataSize;
+      names[i] = fields.name;
+    }
+    this.#regions = new Array<PackedRegion | null | undefined>(n);
+    this.#sizes = sizes;
+    this.#names = names;
+  }
+
+  #appendLoaded(loaded: LoadedEntries): void {
     for (let i = 0; i < loaded.length; i++) {
       const fields = loaded.fields(i);
       this.#regions.push(undefined);
       this.#sizes.push(fields.dataSize);
       this.#names.push(fields.name);
     }
-    if (loaded.length > 0) this.#loadedSets.push({ start, loaded });
-    return start;
   }
 
   /** The size recorded for a live offset (no region is made), else ERR_CACHE_INVALID_OFFSET. */

@@ -525,24 +525,7 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
 
   /** Records loaded entries as #addLoaded does, their regions left to the storage until read. */
   #addLoadedSet(loaded: LoadedEntries): void {
-    const first = this.#slots.pushLoaded(loaded);
-    const entries = this.#entries;
-    for (let i = 0; i < loaded.length; i++) {
-      const { name, dataSize, seed, fingerprint, layout } = loaded.fields(i);
-      entries.add(
-        name,
-        first + i,
-        dataSize,
-        seed,
-        fingerprint ?? 0,
-        layout,
-        0,
-        true,
-        false,
-        -1,
-        NO_ROW,
-      );
-    }
+    this.#entries.addLoaded(loaded, this.#slots.pushLoaded(loaded));
   }
 
   #releaseAll(): void {
