@@ -44,6 +44,24 @@ class LoadedSetStorage extends PreloadedStorage {
   }
 }
 
+/** Presents its first two entries at the first open and the rest at the next, whatever the cache holds. */
+class LoadsTwiceStorage extends PreloadedStorage {
+  #sets: StoredEntry[][] | null = null;
+
+  openLoaded(_context: OpenContext): LoadedEntries {
+    if (this.#sets === null) {
+      const all = [...this.open({ hasEntries: false })];
+      this.#sets = [all.slice(0, 2), all.slice(2)];
+    }
+    const entries = this.#sets.shift() ?? [];
+    return {
+      length: entries.length,
+      fields: (i) => entries[i] as StoredEntry,
+      region: (i) => (entries[i] as StoredEntry).region,
+    };
+  }
+}
+
 /** Bytes of entry i as a storage presents them: each entry's own fill, so a wrong row shows. */
 const bytesOf = (i: number) => new Uint8Array(64).fill(i + 1);
 
@@ -141,6 +159,28 @@ describe('look-up order', () => {
     expect(lookUpLayer(cache, 1)).toBe(2);
     expect(lookUpLayer(cache, 0)).toBe(10);
     expect(cache.getPackedDataNames()).toEqual(['k00b00', 'k01b01']);
+  });
+
+  it('adds the entries of a second load after those of the first', () => {
+    const storage = new LoadsTwiceStorage(
+      [0, 1, 2, 3].map((i) => ({
+        name: kernelName(i) + biasName(i),
+        bytes: bytesOf(i),
+        seed: SEED,
+        fingerprint: FINGERPRINT,
+      })),
+    );
+    const cache = new XNNWeightsCache({ storage });
+    cache.initializeForRuntime(layerMap());
+    expect([0, 1, 2].map((i) => lookUpLayer(cache, i))).toEqual([1, 2, NOT_FOUND]);
+    const held = cache.finalizeForRuntime();
+    expect(held).toEqual([kernelName(0) + biasName(0), kernelName(1) + biasName(1)]);
+    cache.initializeForRuntime(layerMap());
+    // The second load's rows follow the first's: every entry is found, each with its bytes.
+    expect([3, 2, 1, 0].map((i) => lookUpLayer(cache, i))).toEqual([4, 3, 2, 1]);
+    expect(cache.getPackedDataNames()).toEqual(
+      [0, 1, 2, 3].map((i) => kernelName(i) + biasName(i)),
+    );
   });
 
   it('serves the repacked entry, not the row it replaced, when the order repeats', () => {
