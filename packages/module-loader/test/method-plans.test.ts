@@ -90,6 +90,20 @@ function start(
   }
 }
 
+/**
+ * Rewrites the method plan beside `cachePath` (its only plan, of a two-layer method) with
+ * the entry names `change` makes of the saved ones; the file's check digest is made anew.
+ */
+function rewriteEntryNames(
+  cachePath: string,
+  change: (entryNames: [string, string]) => string[],
+): void {
+  const path = methodPlansPath(cachePath);
+  const plan = decodePlan(decodePlans(readFileSync(path))[0]);
+  const entryNames = change(plan.entryNames as [string, string]);
+  writeFileSync(path, encodePlanFile([encodePlan({ ...plan, entryNames })]));
+}
+
 const layers = (seed: number): LayerSpec[] => [
   { weight: 'w0', bias: 'b0', out: 24, in: 16, seed },
   { weight: 'w1', bias: 'b1', out: 8, in: 24, seed: seed + 10, file: 1 },
@@ -282,10 +296,7 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
   test('keys swapped between layers (check digest made to agree): the data check catches it', () => {
     const program = writeLinearProgram(join(dir, 'a'), layers(1));
     start(program, cachePath);
-    const path = methodPlansPath(cachePath);
-    const plan = decodePlan(decodePlans(readFileSync(path))[0]);
-    const [layer0, layer1] = plan.entryNames as [string, string];
-    writeFileSync(path, encodePlanFile([encodePlan({ ...plan, entryNames: [layer1, layer0] })]));
+    rewriteEntryNames(cachePath, ([layer0, layer1]) => [layer1, layer0]);
     const swapped = start(program, cachePath);
     // Each layer misses (the entries under the swapped keys have other layouts), its data
     // read for packing does not have the planned key: the start begins again without it.
@@ -300,15 +311,8 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
   test('an entry name that does not fit its node (bias cut off): the plan is not used', () => {
     const program = writeLinearProgram(join(dir, 'a'), layers(1));
     start(program, cachePath);
-    const path = methodPlansPath(cachePath);
-    const plan = decodePlan(decodePlans(readFileSync(path))[0]);
-    const [layer0, layer1] = plan.entryNames as [string, string];
     // Layer 0 has a bias: its entry name must hold a kernel key and a bias key after it.
-    const kernelOnly = layer0.slice(0, 64);
-    writeFileSync(
-      path,
-      encodePlanFile([encodePlan({ ...plan, entryNames: [kernelOnly, layer1] })]),
-    );
+    rewriteEntryNames(cachePath, ([layer0, layer1]) => [layer0.slice(0, 64), layer1]);
     expect(start(program, cachePath)).toMatchObject({
       output: heapOnlyOutput(program),
       fromPlan: false,
