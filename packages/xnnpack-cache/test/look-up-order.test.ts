@@ -2,7 +2,9 @@
 // start's order), then the name map. These tests check that any other order, and entries
 // that moved (repacked, freed, listed twice), still give exactly the hits and misses that
 // ExecuTorch's naming (kernel name + bias name) gives.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encodeTrailer } from '@memlayer/cache-format';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createFullyConnectedNcF32,
@@ -159,6 +161,37 @@ describe('look-up order', () => {
     expect(lookUpLayer(cache, 1)).toBe(2);
     expect(lookUpLayer(cache, 0)).toBe(10);
     expect(cache.getPackedDataNames()).toEqual(['k00b00', 'k01b01']);
+  });
+
+  it('serves the later of two entries a v2 file lists under one name, as ExecuTorch does', () => {
+    const { dir, cleanup } = makeTempDir();
+    try {
+      // Entries at 0, 4096 and 8192 (a page each): k00b00, k01b01, then k00b00 again.
+      const listed = [0, 1, 9].map((fill, i) => ({
+        name: i === 1 ? 'k01b01' : 'k00b00',
+        fileOffset: i * 4096,
+        dataSize: 64,
+        seed: SEED,
+        fill,
+      }));
+      const trailer = encodeTrailer(listed, { version: 2, indexStart: 3 * 4096 });
+      const file = new Uint8Array(3 * 4096 + trailer.byteLength);
+      for (const entry of listed) file.set(bytesOf(entry.fill), entry.fileOffset);
+      file.set(trailer, 3 * 4096);
+      const path = join(dir, 'listed-twice.bin');
+      writeFileSync(path, file);
+
+      const cache = new XNNWeightsCache({ path, format: 2 });
+      cache.initializeForRuntime(layerMap());
+      expect(lookUpLayer(cache, 0)).toBe(10);
+      expect(lookUpLayer(cache, 1)).toBe(2);
+      expect(cache.getPackedDataNames()).toEqual(['k00b00', 'k01b01']);
+      cache.close();
+      // Read only: the file is byte for byte as it was.
+      expect(new Uint8Array(readFileSync(path))).toEqual(file);
+    } finally {
+      cleanup();
+    }
   });
 
   it('adds the entries of a second load after those of the first', () => {

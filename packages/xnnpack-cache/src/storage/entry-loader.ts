@@ -95,7 +95,7 @@ export function loadCommittedEntries(
   settings: LoadSettings,
   regions: FileRegions,
 ): LoadedEntrySet {
-  const list = index.entries;
+  const list = index.listed;
   const mapped = mapEntriesInWindows(
     file,
     list,

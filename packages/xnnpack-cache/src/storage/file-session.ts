@@ -149,5 +149,5 @@ export class CacheFileSession {
 }
 
 function emptyIndex(version: CacheFormat): CommittedIndex {
-  return { version, entries: [], indexStart: 0, trailerLength: 0, generation: 0 };
+  return { version, entries: [], listed: [], indexStart: 0, trailerLength: 0, generation: 0 };
 }

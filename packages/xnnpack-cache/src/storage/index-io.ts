@@ -26,6 +26,12 @@ export interface CommittedIndex {
   readonly version: CacheFormat;
   /** One entry per name (a later duplicate wins, as ExecuTorch's loader does). */
   readonly entries: readonly XpwcEntry[];
+  /**
+   * The entries as the index lists them: a name may be listed twice (the later one wins).
+   * Loading reads these: its table keeps the later entry of a name itself, and a warm start
+   * then hashes each name once rather than twice.
+   */
+  readonly listed: readonly XpwcEntry[];
   readonly indexStart: number;
   readonly trailerLength: number;
   /** v3 commit generation; 0 for v2. */
@@ -43,9 +49,16 @@ export function toIndex(
   trailer: ReturnType<typeof decodeTrailer>,
   generation: number,
 ): CommittedIndex {
+  const listed = trailer.entries;
+  let entries: readonly XpwcEntry[] | undefined;
   return {
     version: trailer.version,
-    entries: lastOfEachName(trailer.entries),
+    // Made on first use: only writing and budgeting need one entry per name.
+    get entries() {
+      entries ??= lastOfEachName(listed);
+      return entries;
+    },
+    listed,
     indexStart: trailer.indexStart,
     trailerLength: trailer.trailerEnd - trailer.indexStart,
     generation,
