@@ -35,8 +35,7 @@ export function writeModel(dir: string, spec: ModelSpec): string {
     // A model is normally written long before it is loaded. The loader re-reads a file
     // modified within the last seconds (a same-size rewrite could share its mtime), so
     // a just-written file would be hashed again by the warm start.
-    const anHourAgo = Date.now() / 1000 - 3600;
-    utimesSync(join(dir, file), anHourAgo, anHourAgo);
+    backdate(join(dir, file));
     files.push(file);
   }
   const graph = Array.from({ length: spec.layers }, (_, layer) => ({
@@ -61,7 +60,15 @@ export function writeModel(dir: string, spec: ModelSpec): string {
   };
   const path = join(dir, 'program.json');
   writeFileSync(path, JSON.stringify(manifest));
+  // Likewise the manifest: a method plan knows a settled manifest by its identity alone.
+  backdate(path);
   return path;
+}
+
+/** Sets a file's times an hour back, as a model written long before it is loaded. */
+function backdate(path: string): void {
+  const anHourAgo = Date.now() / 1000 - 3600;
+  utimesSync(path, anHourAgo, anHourAgo);
 }
 
 /** One write(2) takes at most 2 GiB - 1 bytes: larger shards are written in pieces. */

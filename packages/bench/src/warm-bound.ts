@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { crc32cOf } from '@memlayer/cache-format';
 import { methodPlansPath } from '@memlayer/module-loader';
@@ -22,8 +21,8 @@ interface ManifestNode {
 
 /**
  * A bound for any warm start in JavaScript that keeps the program's formats: what a warm
- * start of `method` cannot skip, written as plainly as possible. It reads and hashes the
- * JSON manifest (a plan is valid only for the manifest's bytes) and makes one object per
+ * start of `method` cannot skip, written as plainly as possible. It reads and stats the
+ * JSON manifest (a plan knows a settled manifest by its identity) and makes one object per
  * node; reads the method plans file (its check digest, its JSON, the entry names); builds
  * the floor's name → bytes table; and per linear node finds the entry by its planned name
  * and makes one operator-sized object. No checks beyond
@@ -37,7 +36,7 @@ export function measureWarmBound(
 ): WarmBoundResult {
   const start = nowMs();
   const manifestBytes = readFileSync(programPath);
-  createHash('sha256').update(manifestBytes).digest('hex');
+  statSync(programPath, { bigint: true });
   const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
     methods: Record<string, { graph: ManifestNode[] }>;
   };
@@ -70,21 +69,22 @@ export function measureWarmBound(
 
 /**
  * The entry names of `method`'s plan (one per linear node) in the plans file: a header line
- * with a check digest, then JSON.
+ * with a check digest, a line of JSON with the plans, then each plan's names on a line.
  */
 function plannedEntryNames(plansPath: string, programPath: string, method: string): string[] {
   const bytes = readFileSync(plansPath);
   const newline = bytes.indexOf(0x0a);
   const head = JSON.parse(bytes.subarray(0, newline).toString('latin1')) as { check: string };
   const body = bytes.subarray(newline + 1);
-  // The plans file's check digest: CRC32C of the body, 8 hex digits (module-loader's format 4).
+  // The plans file's check digest: CRC32C of the body, 8 hex digits (module-loader's format 5).
   if (crc32cOf(body).toString(16).padStart(8, '0') !== head.check) {
     throw new Error(`${plansPath}: check digest differs`);
   }
-  const { plans } = JSON.parse(body.toString('utf8')) as {
-    plans: { program: string; method: string; keys: string }[];
+  const lines = body.toString('latin1').split('\n');
+  const { plans } = JSON.parse(lines[0] as string) as {
+    plans: { program: string; method: string }[];
   };
-  const plan = plans.find((p) => p.program === programPath && p.method === method);
-  if (plan === undefined) throw new Error(`${plansPath}: no plan of ${programPath} ${method}`);
-  return plan.keys.split(',');
+  const at = plans.findIndex((p) => p.program === programPath && p.method === method);
+  if (at < 0) throw new Error(`${plansPath}: no plan of ${programPath} ${method}`);
+  return (lines[1 + at] as string).split(',');
 }

@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32cOf } from '@memlayer/cache-format';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import {
   BackendOptions,
@@ -31,8 +32,15 @@ import {
   type WeightStats,
   type XnnpackHandle,
 } from '../src/index.js';
-import { decodePlan, decodePlans, encodePlan, encodePlanFile } from '../src/plans/plan-codec.js';
 import {
+  decodePlan,
+  decodePlans,
+  encodePlan,
+  encodePlanFile,
+  type MethodPlan,
+} from '../src/plans/plan-codec.js';
+import {
+  backdate,
   heapOnlyOutput,
   type LayerSpec,
   programInput,
@@ -98,10 +106,17 @@ function rewriteEntryNames(
   cachePath: string,
   change: (entryNames: [string, string]) => string[],
 ): void {
+  rewritePlan(cachePath, (plan) => ({
+    ...plan,
+    entryNames: change(plan.entryNames as [string, string]),
+  }));
+}
+
+/** Rewrites the only method plan beside `cachePath` as `change` makes it (check digest anew). */
+function rewritePlan(cachePath: string, change: (plan: MethodPlan) => MethodPlan): void {
   const path = methodPlansPath(cachePath);
   const plan = decodePlan(decodePlans(readFileSync(path))[0]);
-  const entryNames = change(plan.entryNames as [string, string]);
-  writeFileSync(path, encodePlanFile([encodePlan({ ...plan, entryNames })]));
+  writeFileSync(path, encodePlanFile([encodePlan(change(plan))]));
 }
 
 const layers = (seed: number): LayerSpec[] => [
@@ -142,6 +157,37 @@ describe('method plans', () => {
     writeFileSync(program, `${readFileSync(program, 'utf8')}\n`);
     const edited = start(program, cachePath);
     expect(edited).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false });
+    expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
+  });
+
+  test('a settled manifest is known by its identity: the plan is used without its digest', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    backdate(program);
+    start(program, cachePath);
+    // A digest no manifest has: only the manifest's identity can make the plan fit.
+    rewritePlan(cachePath, (plan) => ({ ...plan, manifestDigest: '0'.repeat(64) }));
+    expect(start(program, cachePath)).toMatchObject({
+      output: heapOnlyOutput(program),
+      fromPlan: true,
+      cacheHits: 2,
+    });
+  });
+
+  test('a manifest modified within the racy window is known by its bytes only', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath); // the manifest was written just now
+    rewritePlan(cachePath, (plan) => ({ ...plan, manifestDigest: '0'.repeat(64) }));
+    expect(start(program, cachePath)).toMatchObject({
+      output: heapOnlyOutput(program),
+      fromPlan: false,
+    });
+  });
+
+  test('a manifest touched but not changed keeps its plan (its bytes have the digest)', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    backdate(program);
+    start(program, cachePath);
+    backdate(program); // another mtime and ctime: another identity, the same bytes
     expect(start(program, cachePath)).toMatchObject({ fromPlan: true, cacheHits: 2 });
   });
 
@@ -285,12 +331,30 @@ describe('a plans file that cannot be trusted is ignored with a warning', () => 
     start(program, cachePath);
     const path = methodPlansPath(cachePath);
     const text = readFileSync(path, 'utf8');
-    const at = text.indexOf('"keys":"') + 8;
+    // The last line holds the plan's entry names (hex digits joined by ',').
+    const at = text.lastIndexOf('\n', text.length - 2) + 1;
+    expect(text.slice(at, at + 64)).toMatch(/^[0-9a-f]{64}$/);
     const digit = text[at] === '0' ? '1' : '0';
     writeFileSync(path, `${text.slice(0, at)}${digit}${text.slice(at + 1)}`);
     const rotted = start(program, cachePath);
     expect(rotted).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false });
     expect(rotted.warnings.join('\n')).toContain('check digest');
+  });
+
+  test('a plan whose keys line is missing (check digest made to agree): not used', () => {
+    const program = writeLinearProgram(join(dir, 'a'), layers(1));
+    start(program, cachePath);
+    const path = methodPlansPath(cachePath);
+    const text = readFileSync(path, 'latin1');
+    const headEnd = text.indexOf('\n') + 1;
+    // Header, plans line, keys line: drop the keys line and make the check agree again.
+    const body = text.slice(headEnd, text.lastIndexOf('\n', text.length - 2) + 1);
+    const check = crc32cOf(Buffer.from(body, 'latin1')).toString(16).padStart(8, '0');
+    const head = text.slice(0, headEnd).replace(/"check":"[0-9a-f]{8}"/, `"check":"${check}"`);
+    writeFileSync(path, head + body, 'latin1');
+    const cut = start(program, cachePath);
+    expect(cut).toMatchObject({ output: heapOnlyOutput(program), fromPlan: false, cacheHits: 2 });
+    expect(cut.warnings.join('\n')).toContain('a plan without its keys line');
   });
 
   test('keys swapped between layers (check digest made to agree): the data check catches it', () => {

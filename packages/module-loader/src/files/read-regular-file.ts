@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { invalidArgument, ModuleLoaderError } from '../errors.js';
 import { assertNoNul, type FileContext } from './contained-path.js';
 
@@ -10,6 +10,18 @@ import { assertNoNul, type FileContext } from './contained-path.js';
  * file that grows meanwhile is cut there and memory stays bounded.
  */
 export function readRegularFile(path: string, maxBytes: number, ctx: FileContext): Uint8Array {
+  return readRegularFileWithStat(path, maxBytes, ctx).bytes;
+}
+
+/**
+ * readRegularFile, with the fstat (nanosecond times) of the descriptor the bytes were read
+ * from: what the file was when read, for a caller that trusts the file by identity later.
+ */
+export function readRegularFileWithStat(
+  path: string,
+  maxBytes: number,
+  ctx: FileContext,
+): { bytes: Uint8Array; stat: BigIntStats } {
   assertNoNul(path, ctx.field, ctx);
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     invalidArgument('a non-negative integer', 'maxBytes', maxBytes);
@@ -21,7 +33,7 @@ export function readRegularFile(path: string, maxBytes: number, ctx: FileContext
     throw ioError(path, 'cannot open', error, ctx);
   }
   try {
-    const stat = fstatSync(fd);
+    const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) {
       throw new ModuleLoaderError(
         'ERR_NOT_A_REGULAR_FILE',
@@ -29,14 +41,15 @@ export function readRegularFile(path: string, maxBytes: number, ctx: FileContext
         { file: ctx.file, field: ctx.field },
       );
     }
-    if (stat.size > maxBytes) {
+    const size = Number(stat.size);
+    if (size > maxBytes) {
       throw new ModuleLoaderError(
         'ERR_FILE_TOO_LARGE',
         `${ctx.file}: ${ctx.field}: Expected at most ${maxBytes} bytes for ${path} but received ${stat.size}`,
         { file: ctx.file, field: ctx.field },
       );
     }
-    const bytes = new Uint8Array(stat.size);
+    const bytes = new Uint8Array(size);
     let filled = 0;
     while (filled < bytes.length) {
       let count: number;
@@ -48,7 +61,7 @@ export function readRegularFile(path: string, maxBytes: number, ctx: FileContext
       if (count === 0) break; // shrank while read: keep what is there
       filled += count;
     }
-    return filled === bytes.length ? bytes : bytes.subarray(0, filled);
+    return { bytes: filled === bytes.length ? bytes : bytes.subarray(0, filled), stat };
   } finally {
     closeSync(fd);
   }

@@ -38,8 +38,9 @@ export class MethodPlans {
 
   /**
    * The plan of `method` of `program` when it still describes the same files: the manifest
-   * bytes have its digest and every weight file has the identity it had (and had settled
-   * then, see trustworthy). Undefined otherwise; never throws.
+   * has the identity it had (and had settled then, see trustworthy) or else its bytes have
+   * the plan's digest, and every weight file has the identity it had (and had settled then).
+   * Undefined otherwise; never throws.
    */
   recall(program: LoadedProgram, method: string): MethodPlan | undefined {
     const address = resolve(program.path);
@@ -86,7 +87,14 @@ export class MethodPlans {
 
 /** Whether every file a plan names is the program's file, unchanged and settled. */
 function fits(plan: MethodPlan, program: LoadedProgram): boolean {
-  if (plan.manifestDigest !== program.manifestDigest) return false;
+  // The manifest as the plan saw it (same identity, settled then), else the same bytes: a
+  // manifest copied or touched but not changed keeps its plan, at the cost of one hash.
+  if (
+    !trustworthy(plan.manifestFile, program.manifestFile.identity) &&
+    plan.manifestDigest !== program.manifestDigest
+  ) {
+    return false;
+  }
   const files = program.namedData.files;
   if (plan.weights.length !== files.length) return false;
   for (let i = 0; i < files.length; i++) {

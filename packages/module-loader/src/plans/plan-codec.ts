@@ -4,17 +4,18 @@ import { decodeReadIdentity, encodeReadIdentity } from '../safetensors/record-co
 
 export const METHOD_PLANS_FORMAT = 'memlayer-method-plans';
 /**
- * 4: one key per linear node, the name of its cache entry (kernel key + bias key). 3: a key
- * per tensor; the file's bytes checked as a whole by CRC32C (2: by SHA-256, 1: a check per
- * plan over its parsed fields).
+ * 5: each plan's entry names on a line of their own after the JSON (read without a JSON
+ * or UTF-8 decode). 4: one key per linear node, the name of its cache entry (kernel key +
+ * bias key) inside the JSON. 3: a key per tensor; the file's bytes checked as a whole by
+ * CRC32C (2: by SHA-256, 1: a check per plan over its parsed fields).
  */
-export const METHOD_PLANS_VERSION = 4;
+export const METHOD_PLANS_VERSION = 5;
 /** Plans one file keeps (per program path and method); the least recently saved go first. */
 export const MAX_METHOD_PLANS = 64;
 /** Linear nodes a plan may describe (a manifest holds far fewer: it is capped at 16 MiB). */
 const MAX_PLANNED_NODES = 1 << 22;
 
-/** A weight file a plan was made from, as it was then. */
+/** A file a plan was made from (the manifest or a weight file), as it was then. */
 export interface PlannedWeightFile {
   readonly identity: FileIdentity;
   /** When its table and digests were read (see trustworthy: a racy file is not trusted). */
@@ -33,6 +34,11 @@ export interface MethodPlan {
   readonly method: string;
   /** Hex SHA-256 of the manifest's bytes. */
   readonly manifestDigest: string;
+  /**
+   * The manifest file as it was read: while it keeps this identity (and had settled then),
+   * its bytes are the plan's without being hashed again.
+   */
+  readonly manifestFile: PlannedWeightFile;
   /** The program's weight files, in the manifest's order. */
   readonly weights: readonly PlannedWeightFile[];
   /** Nodes of the method's graph (linear or not). */
@@ -55,13 +61,17 @@ export interface EncodedPlan {
   program: string;
   method: string;
   manifest: string;
+  manifestFile: Record<string, unknown>;
   weights: Record<string, unknown>[];
   nodes: number;
   /** out, in per linear node. */
   features: number[];
   bias: string;
-  /** The entry names joined by ','. */
-  keys: string;
+  /**
+   * The entry names joined by ',': a string in a plan to write, the bytes of its line in a
+   * plan read from a file (kept as bytes until that plan is decoded). Not part of the JSON.
+   */
+  keys: string | Uint8Array;
 }
 
 /** A plan as the file stores it (features interleaved, keys joined, bigints as strings). */
@@ -70,6 +80,7 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
     program: plan.program,
     method: plan.method,
     manifest: plan.manifestDigest,
+    manifestFile: encodeReadIdentity(plan.manifestFile.identity, plan.manifestFile.readAtNs),
     weights: plan.weights.map(({ identity, readAtNs }) => encodeReadIdentity(identity, readAtNs)),
     nodes: plan.nodes,
     features: plan.features as number[],
@@ -80,13 +91,26 @@ export function encodePlan(plan: MethodPlan): EncodedPlan {
 
 /**
  * A plans file: one line of JSON with the format, version and the CRC32C of the rest (8 hex
- * digits), then the plans as JSON. A key or feature that rotted on disk could name another
- * entry of the cache (same bytes packed for another shape), so the file's bytes are checked
- * before anything in it is parsed or used, with the checksum the cache file's entries use
- * for the same purpose (SHA-256 cost 16 M instructions at 4096 layers, CRC32C well under 1 M).
+ * digits); then one line of JSON with the plans, each without its entry names; then each
+ * plan's entry names joined by ',', a line per plan in the plans' order. The names (128 hex
+ * digits per node: most of the file) are read as latin1 text and split, with no JSON or
+ * UTF-8 decode: 2.1 MB of them at 16384 nodes. A key or feature that rotted on disk could
+ * name another entry of the cache (same bytes packed for another shape), so the file's
+ * bytes are checked before anything in it is parsed or used, with the checksum the cache
+ * file's entries use for the same purpose (SHA-256 cost 16 M instructions at 4096 layers,
+ * CRC32C well under 1 M).
  */
 export function encodePlanFile(plans: readonly unknown[]): Uint8Array {
-  const body = Buffer.from(JSON.stringify({ plans }));
+  const described: Record<string, unknown>[] = [];
+  const keyLines: Uint8Array[] = [];
+  for (const plan of plans) {
+    const { keys, ...rest } = (plan ?? {}) as Record<string, unknown>;
+    described.push(rest);
+    keyLines.push(keyLineBytes(keys));
+  }
+  const lines: Uint8Array[] = [Buffer.from(JSON.stringify({ plans: described })), NEWLINE];
+  for (const line of keyLines) lines.push(line, NEWLINE);
+  const body = Buffer.concat(lines);
   const check = checkOf(body);
   const head = JSON.stringify({
     format: METHOD_PLANS_FORMAT,
@@ -96,13 +120,22 @@ export function encodePlanFile(plans: readonly unknown[]): Uint8Array {
   return Buffer.concat([Buffer.from(`${head}\n`), body]);
 }
 
+const NEWLINE = Uint8Array.of(0x0a);
+
+/** A plan's keys as the bytes of its line: entry names are hex digits, so latin1 is exact. */
+function keyLineBytes(keys: unknown): Uint8Array {
+  if (keys instanceof Uint8Array) return keys;
+  if (typeof keys !== 'string' || keys.includes('\n')) throw new Error('bad keys');
+  return Buffer.from(keys, 'latin1');
+}
+
 /** Longest first line a plans file may have (format, version and check fit well within). */
 const MAX_HEAD_BYTES = 256;
 
 /**
  * The plans of a file, each still encoded (a plan is decoded only when its program and
- * method are asked for). Throws a plain Error when the bytes are not a plans file or
- * differ from their check digest.
+ * method are asked for; its keys stay the bytes of their line). Throws a plain Error when
+ * the bytes are not a plans file or differ from their check digest.
  */
 export function decodePlans(bytes: Uint8Array): unknown[] {
   const newline = bytes.subarray(0, MAX_HEAD_BYTES).indexOf(0x0a);
@@ -123,8 +156,21 @@ export function decodePlans(bytes: Uint8Array): unknown[] {
   if (checkOf(body) !== head['check']) {
     throw new Error('check digest differs: the file changed on disk');
   }
-  const plans = (JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>)?.['plans'];
+  let end = body.indexOf(0x0a);
+  if (end < 0) throw new Error('no plans line');
+  const plans = (
+    JSON.parse(new TextDecoder().decode(body.subarray(0, end))) as Record<string, unknown>
+  )?.['plans'];
   if (!Array.isArray(plans) || plans.length > MAX_METHOD_PLANS) throw new Error('bad plans');
+  for (const plan of plans) {
+    if (plan === null || typeof plan !== 'object' || Array.isArray(plan))
+      throw new Error('bad plans');
+    const start = end + 1;
+    end = body.indexOf(0x0a, start);
+    if (end < 0) throw new Error('a plan without its keys line');
+    (plan as Record<string, unknown>)['keys'] = body.subarray(start, end);
+  }
+  if (end !== body.length - 1) throw new Error('bytes after the last keys line');
   return plans;
 }
 
@@ -150,10 +196,11 @@ const BIAS_FLAGS = /^[01]*$/;
  * content before packing. Throws a plain Error when malformed.
  */
 export function decodePlan(raw: unknown): MethodPlan {
-  const { program, method, manifest, weights, nodes, features, bias, keys } = (raw ??
+  const { program, method, manifest, manifestFile, weights, nodes, features, bias, keys } = (raw ??
     {}) as Partial<EncodedPlan>;
   if (typeof program !== 'string' || typeof method !== 'string') throw new Error('bad address');
   if (typeof manifest !== 'string' || !HEX_DIGEST.test(manifest)) throw new Error('bad manifest');
+  if (manifestFile === null || typeof manifestFile !== 'object') throw new Error('bad manifest');
   if (!Array.isArray(weights)) throw new Error('bad weights');
   if (!Number.isSafeInteger(nodes) || (nodes as number) < 0) throw new Error('bad nodes');
   if (typeof bias !== 'string' || bias.length > MAX_PLANNED_NODES || !BIAS_FLAGS.test(bias)) {
@@ -163,19 +210,24 @@ export function decodePlan(raw: unknown): MethodPlan {
   if (!Array.isArray(features) || features.length !== 2 * linear || linear > (nodes as number)) {
     throw new Error('bad features');
   }
-  if (typeof keys !== 'string') throw new Error('bad keys');
-  const split = linear === 0 ? [] : keys.split(',');
+  if (!(keys instanceof Uint8Array)) throw new Error('bad keys');
+  const split = linear === 0 ? [] : latin1(keys).split(',');
   if (split.length !== linear) throw new Error('bad keys');
   return {
     program,
     method,
     manifestDigest: manifest,
+    manifestFile: decodeReadIdentity(manifestFile),
     weights: weights.map(decodeReadIdentity),
     nodes: nodes as number,
     features,
     hasBias: bias,
     entryNames: split,
   };
+}
+
+function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
 /** A feature count a plan may give: a positive 32-bit integer. */

@@ -86,6 +86,7 @@ export function planFrom(
     program: resolve(program.path),
     method: methodName,
     manifestDigest: program.manifestDigest,
+    manifestFile: program.manifestFile,
     weights,
     nodes: method.graph.length,
     features,

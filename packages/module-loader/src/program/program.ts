@@ -1,10 +1,12 @@
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { ModuleLoaderError } from '../errors.js';
 import { ContainedPaths, resolveContainedPath } from '../files/contained-path.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
-import { readRegularFile } from '../files/read-regular-file.js';
+import { readRegularFile, readRegularFileWithStat } from '../files/read-regular-file.js';
 import { sha256Hex } from '../safetensors/digest.js';
 import { SafetensorsFile } from '../safetensors/file.js';
+import { type FileIdentity, statIdentity } from '../safetensors/identity.js';
+import { nowNs } from '../safetensors/known-files.js';
 import { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { WeightCounters, type WeightStats } from '../safetensors/weight-stats.js';
 import {
@@ -26,8 +28,14 @@ export interface LoadedProgram {
   /** Path of the manifest. */
   readonly path: string;
   readonly manifest: ProgramManifest;
-  /** Hex SHA-256 of the manifest's bytes as read (what a method plan is valid for). */
+  /**
+   * Hex SHA-256 of the manifest's bytes as read (what a method plan is valid for when the
+   * manifest's identity is not the plan's). Computed when first read: a warm start whose
+   * plan matches `manifestFile` never hashes the manifest.
+   */
   readonly manifestDigest: string;
+  /** The manifest as it was read: its identity (fstat of the descriptor read) and when. */
+  readonly manifestFile: { readonly identity: FileIdentity; readonly readAtNs: bigint };
   /** The safetensors tensors of the program, zero-copy views of mapped files. */
   readonly namedData: SafetensorsNamedDataMap;
   /** What loading this program's weights has cost so far (stats, headers, hashing, maps). */
@@ -46,7 +54,11 @@ export interface LoadedProgram {
  * needs tensor bytes); on any error nothing stays open.
  */
 export function loadProgram(path: string, verification: ProgramVerification): LoadedProgram {
-  const manifestBytes = readRegularFile(path, MAX_MANIFEST_BYTES, { file: path, field: '$' });
+  const ctx = { file: path, field: '$' };
+  const read = readRegularFileWithStat(path, MAX_MANIFEST_BYTES, ctx);
+  const manifestFile = { identity: statIdentity(resolve(path), ctx, read.stat), readAtNs: nowNs() };
+  let manifestBytes: Uint8Array | null = read.bytes;
+  let manifestDigest: string | null = null;
   const manifest = parseManifest(new TextDecoder().decode(manifestBytes), path);
   const dir = dirname(path);
   const files: SafetensorsFile[] = [];
@@ -66,7 +78,14 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
     return {
       path,
       manifest,
-      manifestDigest: sha256Hex(manifestBytes),
+      get manifestDigest() {
+        if (manifestDigest === null) {
+          manifestDigest = sha256Hex(manifestBytes as Uint8Array);
+          manifestBytes = null; // hashed once: the bytes are not needed again
+        }
+        return manifestDigest;
+      },
+      manifestFile,
       namedData,
       weightStats: () => ({ ...counters.stats }),
       readFile: (relativePath, field, maxBytes = MAX_CALLABLE_BYTES) => {
