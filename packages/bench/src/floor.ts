@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { readTrailer } from '@memlayer/cache-format';
+import { type EntryColumns, readTrailer } from '@memlayer/cache-format';
 import { type Mapping, NO_GC_WINDOW_BYTES, openMappedFile } from '@memlayer/mmap-native';
 import { nowMs } from './measure.js';
 
@@ -44,7 +44,7 @@ export function measureFloor(cachePath: string): FloorResult {
 export function openFloorTable(cachePath: string): FloorTable {
   const fd = openSync(cachePath, 'r');
   let size: number;
-  let entries: readonly { name: string; fileOffset: number; dataSize: number }[];
+  let columns: EntryColumns;
   try {
     size = fstatSync(fd).size;
     const { trailer } = readTrailer((offset, length) => {
@@ -52,7 +52,7 @@ export function openFloorTable(cachePath: string): FloorTable {
       const read = readSync(fd, out, 0, length, offset);
       return out.subarray(0, read);
     }, size);
-    entries = trailer.entries;
+    columns = trailer.columns;
   } finally {
     closeSync(fd);
   }
@@ -67,19 +67,24 @@ export function openFloorTable(cachePath: string): FloorTable {
     let window: Mapping | null = null;
     let windowStart = 0;
     // Windows are cut in file order (a v2 index written by ExecuTorch is in hash-map order).
-    const byOffset = [...entries].sort((a, b) => a.fileOffset - b.fileOffset);
-    for (const entry of byOffset) {
-      const end = entry.fileOffset + entry.dataSize;
+    const { names, fileOffsets, dataSizes } = columns;
+    const byOffset = Array.from({ length: columns.length }, (_, i) => i).sort(
+      (a, b) => (fileOffsets[a] as number) - (fileOffsets[b] as number),
+    );
+    for (const i of byOffset) {
+      const fileOffset = fileOffsets[i] as number;
+      const dataSize = dataSizes[i] as number;
+      const end = fileOffset + dataSize;
       if (window === null || end > windowStart + window.length) {
-        windowStart = entry.fileOffset;
-        const span = entry.dataSize > WINDOW_BYTES ? LARGE_WINDOW_BYTES : WINDOW_BYTES;
-        const length = Math.min(Math.max(span, entry.dataSize), size - windowStart);
+        windowStart = fileOffset;
+        const span = dataSize > WINDOW_BYTES ? LARGE_WINDOW_BYTES : WINDOW_BYTES;
+        const length = Math.min(Math.max(span, dataSize), size - windowStart);
         window = file.map(windowStart, length, { writable: false });
         mappings.push(window);
       }
       const bytes = window.bytes();
-      const from = entry.fileOffset - windowStart;
-      table.set(entry.name, bytes.subarray(from, from + entry.dataSize));
+      const from = fileOffset - windowStart;
+      table.set(names[i] as string, bytes.subarray(from, from + dataSize));
     }
   } catch (error) {
     close();

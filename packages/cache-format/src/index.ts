@@ -113,6 +113,7 @@ export {
 export type { EncodeOptionsV3 } from './trailer-v3.js';
 export type {
   DecodeOptions,
+  EntryColumns,
   Footer,
   FooterV2,
   FooterV3,

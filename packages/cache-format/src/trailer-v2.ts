@@ -1,7 +1,13 @@
 // Version 2: ExecuTorch's XNNWeightsCache trailer (entries, then a 20-byte footer).
 import { viewOf, writeU64 } from './bytes.js';
 import { MAGIC, V2_FOOTER_SIZE, VERSION_2 } from './constants.js';
-import { decodeEntries, type EntryFormat, prepareEntries, writeEntries } from './entry-codec.js';
+import {
+  decodeEntries,
+  type EntryFormat,
+  entriesOfColumns,
+  prepareEntries,
+  writeEntries,
+} from './entry-codec.js';
 import { XpwcFormatError } from './errors.js';
 import { checkIndexStart, V2_FOOTER_FIELDS } from './footer.js';
 import { checkEncodedTrailerSize, checkEntryCount, requireTrailerBytes } from './trailer-checks.js';
@@ -29,7 +35,7 @@ export function decodeV2(
   }
   const base = requireTrailerBytes(bytes, end, indexStart);
   checkEntryCount(footer.entryCount, footerOffset + V2_FOOTER_FIELDS.entryCount);
-  const entries = decodeEntries(
+  const columns = decodeEntries(
     bytes,
     base,
     indexStart,
@@ -38,11 +44,16 @@ export function decodeV2(
     V2_FORMAT,
     tolerated,
   );
+  let entries: XpwcEntryV2[] | undefined;
   return {
     version: 2,
     indexStart,
     trailerEnd: end,
-    entries: entries as XpwcEntryV2[],
+    get entries() {
+      entries ??= entriesOfColumns(columns) as XpwcEntryV2[];
+      return entries;
+    },
+    columns,
     identity: null,
     tolerated: tolerated ?? [],
   };

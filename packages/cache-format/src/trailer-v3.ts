@@ -10,7 +10,13 @@ import {
   VERSION_3,
 } from './constants.js';
 import { crc32cOf } from './crc.js';
-import { decodeEntries, type EntryFormat, prepareEntries, writeEntries } from './entry-codec.js';
+import {
+  decodeEntries,
+  type EntryFormat,
+  entriesOfColumns,
+  prepareEntries,
+  writeEntries,
+} from './entry-codec.js';
 import { invalidArgument, XpwcFormatError } from './errors.js';
 import { badField, checkIndexStart, V3_FOOTER_FIELDS } from './footer.js';
 import { MAX_IDENTITY_LENGTH } from './limits.js';
@@ -107,7 +113,7 @@ export function decodeV3(
     version: 3,
     withLayout: (footer.flags & V3_FLAG_ENTRY_LAYOUT) !== 0,
   };
-  const entries = decodeEntries(
+  const columns = decodeEntries(
     bytes,
     base,
     indexStart,
@@ -116,11 +122,16 @@ export function decodeV3(
     format,
     null,
   );
+  let entries: XpwcEntryV3[] | undefined;
   return {
     version: 3,
     indexStart,
     trailerEnd: end,
-    entries: entries as XpwcEntryV3[],
+    get entries() {
+      entries ??= entriesOfColumns(columns) as XpwcEntryV3[];
+      return entries;
+    },
+    columns,
     identity,
     generation,
     prevTrailerEnd,

@@ -48,6 +48,25 @@ export interface XpwcEntryV3 extends XpwcEntryV2 {
 
 export type XpwcEntry = XpwcEntryV2 | XpwcEntryV3;
 
+/**
+ * A decoded index as columns, entry `i` at index `i` of each (index order, duplicates
+ * included): what a loader reads in one pass without an object per entry. A trailer's
+ * `entries` are made from these when first read.
+ */
+export interface EntryColumns {
+  readonly length: number;
+  readonly names: readonly string[];
+  readonly fileOffsets: Float64Array;
+  readonly dataSizes: Float64Array;
+  readonly seeds: Uint32Array;
+  /** v3 only (null in a v2 index). */
+  readonly fingerprints: Uint32Array | null;
+  /** v3 only (null in a v2 index). */
+  readonly crc32cs: Uint32Array | null;
+  /** Per entry its layout or undefined; null when the index carries no layout records. */
+  readonly layouts: readonly (PackingLayout | undefined)[] | null;
+}
+
 export interface FooterV2 {
   readonly version: 2;
   readonly footerSize: 20;
@@ -81,8 +100,10 @@ export interface TrailerV2 {
   readonly indexStart: number;
   /** Offset just past the footer (the file size for the live trailer). */
   readonly trailerEnd: number;
-  /** Every entry, in file order, duplicates included. */
+  /** Every entry, in file order, duplicates included (made from `columns` when first read). */
   readonly entries: XpwcEntryV2[];
+  /** The same entries as columns. */
+  readonly columns: EntryColumns;
   readonly identity: null;
   /** What lenient decoding tolerated (see `DecodeOptions.lenient`); [] when the trailer is clean. */
   readonly tolerated: readonly XpwcIssue[];
@@ -102,7 +123,10 @@ export interface TrailerV3 {
   readonly version: 3;
   readonly indexStart: number;
   readonly trailerEnd: number;
+  /** Every entry, in index order (made from `columns` when first read). */
   readonly entries: XpwcEntryV3[];
+  /** The same entries as columns. */
+  readonly columns: EntryColumns;
   readonly identity: string;
   readonly generation: number;
   readonly prevTrailerEnd: number;

@@ -133,6 +133,11 @@ describe('what ExecuTorch tolerates: strict rejects, lenient reads and reports',
     expect(err.message).toMatch(/truncated index/);
     const t = decodeTrailer(file, file.length, lenient) as TrailerV2;
     expect(t.entries.map((e) => e.seed)).toEqual([0xdeadbeef, 63]);
+    // The columns hold the two records decoded, not the three entry_count promised.
+    expect(t.columns.length).toBe(2);
+    expect([...t.columns.seeds]).toEqual([0xdeadbeef, 63]);
+    expect(t.columns.names).toEqual(t.entries.map((e) => e.name));
+    expect([...t.columns.fileOffsets]).toEqual(t.entries.map((e) => e.fileOffset));
     expect(t.tolerated).toEqual([
       {
         code: 'ERR_XPWC_TRUNCATED',

@@ -6,6 +6,7 @@ import {
   commitSlotForTrailer,
   decodeHeader,
   decodeTrailer,
+  type EntryColumns,
   encodeCommitSlot,
   encodeHeader,
   encodeTrailer,
@@ -13,6 +14,8 @@ import {
   readFooter,
   readTrailer,
   verifyEntryData,
+  type XpwcEntryV2,
+  type XpwcEntryV3,
   XpwcFormatError,
 } from '../src/index.js';
 
@@ -86,6 +89,7 @@ describe('golden v2 (ExecuTorch XNNWeightsCache format)', () => {
       indexStart: V2_INDEX_START,
       trailerEnd: V2_FILE.length,
       entries: V2_ENTRIES,
+      columns: expectedColumns(V2_ENTRIES),
       identity: null,
       tolerated: [],
     });
@@ -216,6 +220,7 @@ describe('golden v3 (ours)', () => {
       indexStart: 8192,
       trailerEnd: 8192 + 106,
       entries: [V3_ENTRY],
+      columns: expectedColumns([V3_ENTRY]),
       identity: 'xnnpack-test/avx2',
       generation: 1,
       prevTrailerEnd: 0,
@@ -251,3 +256,19 @@ describe('golden v3 (ours)', () => {
     ).toThrow(XpwcFormatError);
   });
 });
+
+/** The columns a decoder gives for `entries` (v3 when the entries carry a crc32c). */
+function expectedColumns(entries: readonly (XpwcEntryV2 | XpwcEntryV3)[]): EntryColumns {
+  const v3 = entries.every((e) => 'crc32c' in e);
+  const withLayout = entries.some((e) => (e as XpwcEntryV3).layout !== undefined);
+  return {
+    length: entries.length,
+    names: entries.map((e) => e.name),
+    fileOffsets: Float64Array.from(entries, (e) => e.fileOffset),
+    dataSizes: Float64Array.from(entries, (e) => e.dataSize),
+    seeds: Uint32Array.from(entries, (e) => e.seed),
+    fingerprints: v3 ? Uint32Array.from(entries, (e) => (e as XpwcEntryV3).fingerprint) : null,
+    crc32cs: v3 ? Uint32Array.from(entries, (e) => (e as XpwcEntryV3).crc32c) : null,
+    layouts: withLayout ? entries.map((e) => (e as XpwcEntryV3).layout) : null,
+  };
+}

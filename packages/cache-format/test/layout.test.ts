@@ -98,6 +98,7 @@ describe('golden v3 with layout records', () => {
     if (t.version !== 3) throw new Error('expected v3');
     expect(t.entries).toEqual(GOLDEN_ENTRIES);
     expect('layout' in (t.entries[1] as XpwcEntryV3)).toBe(false);
+    expect(t.columns.layouts).toEqual(GOLDEN_ENTRIES.map((e) => e.layout));
     expect(t.flags).toBe(V3_FLAG_ENTRY_LAYOUT);
     expect(readFooter(GOLDEN, GOLDEN_END)).toMatchObject({ flags: 1, entryCount: 2 });
   });

@@ -154,16 +154,32 @@ export class EntryTable {
     const fingerprint = new Array<number>(n);
     const layout = new Array<PackingLayout | undefined>(n);
     const rows = this.#rows;
-    for (let i = 0; i < n; i++) {
-      const fields = loaded.fields(i);
-      const name = fields.name;
-      names[i] = name;
-      offset[i] = firstOffset + i;
-      dataSize[i] = fields.dataSize;
-      seed[i] = fields.seed;
-      fingerprint[i] = fields.fingerprint ?? 0;
-      layout[i] = fields.layout;
-      rows.set(name, i);
+    const columns = loaded.columns;
+    if (columns !== undefined) {
+      // A file storage's index: read column by column, no object per entry.
+      const { fingerprints, layouts } = columns;
+      for (let i = 0; i < n; i++) {
+        const name = columns.names[i] as string;
+        names[i] = name;
+        offset[i] = firstOffset + i;
+        dataSize[i] = columns.dataSizes[i] as number;
+        seed[i] = columns.seeds[i] as number;
+        fingerprint[i] = fingerprints === null ? 0 : (fingerprints[i] as number);
+        layout[i] = layouts === null ? undefined : layouts[i];
+        rows.set(name, i);
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const fields = loaded.fields(i);
+        const name = fields.name;
+        names[i] = name;
+        offset[i] = firstOffset + i;
+        dataSize[i] = fields.dataSize;
+        seed[i] = fields.seed;
+        fingerprint[i] = fields.fingerprint ?? 0;
+        layout[i] = fields.layout;
+        rows.set(name, i);
+      }
     }
     this.#names = names;
     this.#offset = offset;

@@ -51,10 +51,18 @@ export class PackedSlots {
     const n = loaded.length;
     const sizes = new Array<number>(n);
     const names = new Array<string | null>(n);
-    for (let i = 0; i < n; i++) {
-      const fields = loaded.fields(i);
-      sizes[i] = fields.dataSize;
-      names[i] = fields.name;
+    const columns = loaded.columns;
+    if (columns !== undefined) {
+      for (let i = 0; i < n; i++) {
+        sizes[i] = columns.dataSizes[i] as number;
+        names[i] = columns.names[i] as string;
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const fields = loaded.fields(i);
+        sizes[i] = fields.dataSize;
+        names[i] = fields.name;
+      }
     }
     this.#regions = new Array<PackedRegion | null | undefined>(n);
     this.#sizes = sizes;

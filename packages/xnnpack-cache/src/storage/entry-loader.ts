@@ -1,4 +1,4 @@
-import { alignUp, crc32cOf, type XpwcEntry, type XpwcEntryV3 } from '@memlayer/cache-format';
+import { alignUp, crc32cOf, type EntryColumns } from '@memlayer/cache-format';
 import type { Mapping } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
 import type { FileRegions, LoadedRegion } from './file-region.js';
@@ -15,18 +15,22 @@ export interface LoadSettings {
 }
 
 /**
- * The committed entries of a cache file over read-only load windows. An entry's region (a
- * LoadedRegion marked as the loading FileRegions' own) and its byte view are made when the
- * entry is first asked for, so a start that looks entries up but reads none makes neither.
+ * The committed entries of a cache file over read-only load windows, read from the index's
+ * columns. An entry's region (a LoadedRegion marked as the loading FileRegions' own) and
+ * its byte view are made when the entry is first asked for, so a start that looks entries
+ * up but reads none makes neither.
  */
 export class LoadedEntrySet implements LoadedEntries {
   readonly windows: Mapping[];
   /** Entries left out: unaligned, too large to map, or (verify 'full') failing their CRC. */
   readonly dropped: number;
+  /** The index's columns when every entry is kept (the usual load); else undefined. */
+  readonly columns: EntryColumns | undefined;
   readonly #file: CacheFile;
   readonly #mapped: MappedEntries;
-  /** The kept entries, and the window of each. */
-  readonly #entries: readonly XpwcEntry[];
+  readonly #index: EntryColumns;
+  /** Index row of each kept entry; null when every entry is kept, in index order. */
+  readonly #rows: Int32Array | null;
   readonly #windowOf: Int32Array;
   readonly #regions: Array<LoadedRegion | undefined>;
   readonly #pageSize: number;
@@ -35,53 +39,70 @@ export class LoadedEntrySet implements LoadedEntries {
   constructor(
     file: CacheFile,
     mapped: MappedEntries,
-    entries: readonly XpwcEntry[],
-    windowOf: Int32Array,
+    index: EntryColumns,
+    rows: Int32Array | null,
     dropped: number,
     pageSize: number,
     owner: object,
   ) {
     this.windows = mapped.windows;
     this.dropped = dropped;
+    this.columns = rows === null ? index : undefined;
     this.#file = file;
     this.#mapped = mapped;
-    this.#entries = entries;
-    this.#windowOf = windowOf;
-    this.#regions = new Array(entries.length);
+    this.#index = index;
+    this.#rows = rows;
+    this.#windowOf = mapped.windowOf;
+    this.#regions = new Array(this.length);
     this.#pageSize = pageSize;
     this.#owner = owner;
   }
 
   get length(): number {
-    return this.#entries.length;
+    return this.#rows === null ? this.#index.length : this.#rows.length;
   }
 
+  /** An object made per call: the cache reads `columns` when it can. */
   fields(i: number): LoadedEntryFields {
-    return this.#entries[i] as XpwcEntry;
+    const row = this.#rowOf(i);
+    const index = this.#index;
+    const name = index.names[row] as string;
+    const seed = index.seeds[row] as number;
+    const dataSize = index.dataSizes[row] as number;
+    const fingerprint = index.fingerprints?.[row];
+    const layout = index.layouts?.[row];
+    if (fingerprint === undefined) return { name, seed, dataSize };
+    if (layout === undefined) return { name, seed, fingerprint, dataSize };
+    return { name, seed, fingerprint, dataSize, layout };
   }
 
   region(i: number): LoadedRegion {
     const made = this.#regions[i];
     if (made !== undefined) return made;
-    const entry = this.#entries[i] as XpwcEntry;
-    const dataSize = entry.dataSize;
-    const fileOffset = entry.fileOffset;
+    const row = this.#rowOf(i);
+    const index = this.#index;
+    const dataSize = index.dataSizes[row] as number;
+    const fileOffset = index.fileOffsets[row] as number;
     // One literal shape for every loaded entry (no constructor: cheap before the JIT runs).
     const region: LoadedRegion = {
-      bytes: entryBytes(this.#mapped, this.#windowOf[i] as number, fileOffset, dataSize),
+      bytes: entryBytes(this.#mapped, this.#windowOf[row] as number, fileOffset, dataSize),
       reservedBytes: alignUp(dataSize > 0 ? dataSize : 1, this.#pageSize),
       file: this.#file,
       fileOffset,
       chunk: null,
       committed: true,
       // A v2 entry has no crc32c: it reads as undefined.
-      crc32c: (entry as Partial<XpwcEntryV3>).crc32c,
+      crc32c: index.crc32cs?.[row],
       crcSize: dataSize,
       owner: this.#owner,
       released: false,
     };
     this.#regions[i] = region;
     return region;
+  }
+
+  #rowOf(i: number): number {
+    return this.#rows === null ? i : (this.#rows[i] as number);
   }
 }
 
@@ -95,48 +116,52 @@ export function loadCommittedEntries(
   settings: LoadSettings,
   regions: FileRegions,
 ): LoadedEntrySet {
-  const list = index.listed;
+  const columns = index.columns;
+  const count = columns.length;
   const mapped = mapEntriesInWindows(
     file,
-    list,
+    columns,
+    count,
     dataStartOf(index.version),
     settings.loadWindowBytes,
   );
   const windowOf = mapped.windowOf;
   const verifyAll = settings.verify === 'full';
   let servable = 0;
-  for (let i = 0; i < windowOf.length; i++) if ((windowOf[i] as number) >= 0) servable++;
-  // The usual load keeps every entry as the index lists it: no second list is made.
-  if (servable === list.length && !verifyAll) {
-    return new LoadedEntrySet(file, mapped, list, windowOf, 0, settings.pageSize, regions.loadMark);
+  for (let i = 0; i < count; i++) if ((windowOf[i] as number) >= 0) servable++;
+  // The usual load keeps every entry as the index lists it: no list of rows is made.
+  if (servable === count && !verifyAll) {
+    return new LoadedEntrySet(file, mapped, columns, null, 0, settings.pageSize, regions.loadMark);
   }
-  const kept: XpwcEntry[] = [];
-  const keptWindows: number[] = [];
-  for (let i = 0; i < list.length; i++) {
-    const window = windowOf[i] as number;
+  const kept: number[] = [];
+  for (let row = 0; row < count; row++) {
+    const window = windowOf[row] as number;
     // Kernels read packed data as Float32Array: an unaligned entry is repacked instead.
     if (window < 0) continue;
-    const entry = list[i] as XpwcEntry;
-    const crc = (entry as Partial<XpwcEntryV3>).crc32c;
+    const crc = columns.crc32cs?.[row];
     if (verifyAll && crc !== undefined) {
-      const bytes = entryBytes(mapped, window, entry.fileOffset, entry.dataSize);
+      const bytes = entryBytes(
+        mapped,
+        window,
+        columns.fileOffsets[row] as number,
+        columns.dataSizes[row] as number,
+      );
       if (crc32cOf(bytes) !== crc) {
         emitCacheWarning(
           'MEMLAYER_CACHE_CORRUPT_ENTRY',
-          `Packed entry "${entry.name}" of ${file.path} fails its CRC32C; it will be repacked`,
+          `Packed entry "${columns.names[row]}" of ${file.path} fails its CRC32C; it will be repacked`,
         );
         continue;
       }
     }
-    kept.push(entry);
-    keptWindows.push(window);
+    kept.push(row);
   }
   return new LoadedEntrySet(
     file,
     mapped,
-    kept,
-    Int32Array.from(keptWindows),
-    list.length - kept.length,
+    columns,
+    Int32Array.from(kept),
+    count - kept.length,
     settings.pageSize,
     regions.loadMark,
   );

@@ -5,7 +5,12 @@ import { CacheFile } from './cache-file.js';
 import { reasonOf } from './fallback.js';
 import { applyFilePolicy } from './file-policy.js';
 import type { ResolvedFileStorageOptions } from './file-storage-options.js';
-import { type CacheFormat, type CommittedIndex, dataStartOf } from './index-io.js';
+import {
+  type CacheFormat,
+  type CommittedIndex,
+  dataStartOf,
+  NO_ENTRY_COLUMNS,
+} from './index-io.js';
 import type { UnusedTail } from './region-allocator.js';
 
 const REPLACED_FILE_RETRIES = 8;
@@ -149,5 +154,12 @@ export class CacheFileSession {
 }
 
 function emptyIndex(version: CacheFormat): CommittedIndex {
-  return { version, entries: [], listed: [], indexStart: 0, trailerLength: 0, generation: 0 };
+  return {
+    version,
+    entries: [],
+    columns: NO_ENTRY_COLUMNS,
+    indexStart: 0,
+    trailerLength: 0,
+    generation: 0,
+  };
 }

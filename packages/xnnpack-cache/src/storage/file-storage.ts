@@ -360,7 +360,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     const index = this.#session.committed;
     this.#loadedEntries = 0;
     this.#droppedEntries = 0;
-    if (index === null || index.listed.length === 0) return NO_LOADED_ENTRIES;
+    if (index === null || index.columns.length === 0) return NO_LOADED_ENTRIES;
     const { verify, loadWindowBytes } = this.#options;
     const settings = { verify, loadWindowBytes, pageSize: this.#pageSize };
     const loaded = loadCommittedEntries(file, index, settings, this.#regions);

@@ -3,6 +3,7 @@ import {
   commitSlotForTrailer,
   decodeHeader,
   decodeTrailer,
+  type EntryColumns,
   encodeCommitSlot,
   encodeTrailer,
   entriesByName,
@@ -27,11 +28,11 @@ export interface CommittedIndex {
   /** One entry per name (a later duplicate wins, as ExecuTorch's loader does). */
   readonly entries: readonly XpwcEntry[];
   /**
-   * The entries as the index lists them: a name may be listed twice (the later one wins).
-   * Loading reads these: its table keeps the later entry of a name itself, and a warm start
-   * then hashes each name once rather than twice.
+   * The entries as the index lists them, as columns: a name may be listed twice (the later
+   * one wins). Loading reads these: its table keeps the later entry of a name itself (a warm
+   * start hashes each name once), and no object is made per entry.
    */
-  readonly listed: readonly XpwcEntry[];
+  readonly columns: EntryColumns;
   readonly indexStart: number;
   readonly trailerLength: number;
   /** v3 commit generation; 0 for v2. */
@@ -41,6 +42,18 @@ export interface CommittedIndex {
 }
 
 /** First byte a data region may use: after the v3 header region, at 0 in a v2 file. */
+/** The columns of an index without entries. */
+export const NO_ENTRY_COLUMNS: EntryColumns = {
+  length: 0,
+  names: [],
+  fileOffsets: new Float64Array(0),
+  dataSizes: new Float64Array(0),
+  seeds: new Uint32Array(0),
+  fingerprints: null,
+  crc32cs: null,
+  layouts: null,
+};
+
 export function dataStartOf(format: CacheFormat): number {
   return format === 3 ? V3_HEADER_SIZE : 0;
 }
@@ -49,16 +62,15 @@ export function toIndex(
   trailer: ReturnType<typeof decodeTrailer>,
   generation: number,
 ): CommittedIndex {
-  const listed = trailer.entries;
   let entries: readonly XpwcEntry[] | undefined;
   return {
     version: trailer.version,
     // Made on first use: only writing and budgeting need one entry per name.
     get entries() {
-      entries ??= lastOfEachName(listed);
+      entries ??= lastOfEachName(trailer.entries);
       return entries;
     },
-    listed,
+    columns: trailer.columns,
     indexStart: trailer.indexStart,
     trailerLength: trailer.trailerEnd - trailer.indexStart,
     generation,

@@ -1,5 +1,4 @@
 import { constants as bufferConstants } from 'node:buffer';
-import type { XpwcEntry } from '@memlayer/cache-format';
 import { type Mapping, NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
 import { PACKED_ALLOCATION_ALIGNMENT } from '../alignment.js';
 import type { CacheFile } from './cache-file.js';
@@ -49,36 +48,43 @@ export function entryBytes(
   );
 }
 
+/** Where each entry of an index lies: entry `i` at `fileOffsets[i]`, `dataSizes[i]` bytes. */
+export interface EntryExtents {
+  readonly fileOffsets: ArrayLike<number>;
+  readonly dataSizes: ArrayLike<number>;
+}
+
 /** Indices of the entries a window can serve, in file order; null when that is every entry in index order. */
-function servableInFileOrder(entries: readonly XpwcEntry[], dataStart: number): number[] | null {
+function servableInFileOrder(
+  extents: EntryExtents,
+  count: number,
+  dataStart: number,
+): number[] | null {
+  const { fileOffsets, dataSizes } = extents;
   let sorted = true;
   let all = true;
   let lastOffset = -1;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as XpwcEntry;
-    if (!isServable(entry, dataStart)) all = false;
-    else if (entry.fileOffset < lastOffset) sorted = false;
-    else lastOffset = entry.fileOffset;
+  for (let i = 0; i < count; i++) {
+    const fileOffset = fileOffsets[i] as number;
+    if (!isServable(fileOffset, dataSizes[i] as number, dataStart)) all = false;
+    else if (fileOffset < lastOffset) sorted = false;
+    else lastOffset = fileOffset;
   }
   // Committed v3 indexes are in file order: the usual load builds no order list.
   if (sorted && all) return null;
   const order: number[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    if (isServable(entries[i] as XpwcEntry, dataStart)) order.push(i);
+  for (let i = 0; i < count; i++) {
+    if (isServable(fileOffsets[i] as number, dataSizes[i] as number, dataStart)) order.push(i);
   }
-  if (!sorted) {
-    order.sort(
-      (a, b) => (entries[a] as XpwcEntry).fileOffset - (entries[b] as XpwcEntry).fileOffset,
-    );
-  }
+  if (!sorted) order.sort((a, b) => (fileOffsets[a] as number) - (fileOffsets[b] as number));
   return order;
 }
 
-function isServable(entry: XpwcEntry, dataStart: number): boolean {
+function isServable(fileOffset: number, dataSize: number, dataStart: number): boolean {
   return (
-    entry.fileOffset >= dataStart &&
-    entry.fileOffset % PACKED_ALLOCATION_ALIGNMENT === 0 &&
-    entry.dataSize <= MAX_MAPPING_BYTES
+    fileOffset >= dataStart &&
+    fileOffset % PACKED_ALLOCATION_ALIGNMENT === 0 &&
+    dataSize <= MAX_MAPPING_BYTES
   );
 }
 
@@ -92,27 +98,29 @@ function isServable(entry: XpwcEntry, dataStart: number): boolean {
  */
 export function mapEntriesInWindows(
   file: CacheFile,
-  entries: readonly XpwcEntry[],
+  extents: EntryExtents,
+  count: number,
   dataStart: number,
   windowBytes: number,
 ): MappedEntries {
-  const windowOf = new Int32Array(entries.length).fill(-1);
-  const order = servableInFileOrder(entries, dataStart);
-  const count = order === null ? entries.length : order.length;
+  const { fileOffsets, dataSizes } = extents;
+  const windowOf = new Int32Array(count).fill(-1);
+  const order = servableInFileOrder(extents, count, dataStart);
+  const servable = order === null ? count : order.length;
   const windows: Mapping[] = [];
   const windowStarts: number[] = [];
   let k = 0;
-  while (k < count) {
+  while (k < servable) {
     // A window starts at entry k and takes the entries after it while its span fits.
-    const first = entries[order === null ? k : (order[k] as number)] as XpwcEntry;
-    const start = first.fileOffset;
-    let end = start + first.dataSize;
+    const first = order === null ? k : (order[k] as number);
+    const start = fileOffsets[first] as number;
+    const firstSize = dataSizes[first] as number;
+    let end = start + firstSize;
     let next = k + 1;
-    const limit =
-      first.dataSize > windowBytes ? Math.max(windowBytes, LARGE_WINDOW_BYTES) : windowBytes;
-    for (; next < count; next++) {
-      const entry = entries[order === null ? next : (order[next] as number)] as XpwcEntry;
-      const entryEnd = entry.fileOffset + entry.dataSize;
+    const limit = firstSize > windowBytes ? Math.max(windowBytes, LARGE_WINDOW_BYTES) : windowBytes;
+    for (; next < servable; next++) {
+      const entry = order === null ? next : (order[next] as number);
+      const entryEnd = (fileOffsets[entry] as number) + (dataSizes[entry] as number);
       const spanEnd = Math.max(entryEnd, end);
       if (spanEnd - start > limit) break;
       end = spanEnd;

@@ -56,14 +56,31 @@ export interface LoadedEntryFields {
   readonly layout?: StoredLayout;
 }
 
+/** LoadedEntryFields of every loaded entry as columns (cache-format's EntryColumns fit). */
+export interface LoadedEntryColumns {
+  readonly names: readonly string[];
+  readonly seeds: ArrayLike<number>;
+  /** Null when the file does not keep them (v2): unknown. */
+  readonly fingerprints: ArrayLike<number> | null;
+  readonly dataSizes: ArrayLike<number>;
+  /** Per entry its layout or undefined; null when no entry has one. */
+  readonly layouts: readonly (StoredLayout | undefined)[] | null;
+}
+
 /**
  * The entries a storage loaded, each one's region made when it is first asked for: a warm
  * start records every entry but needs the bytes of an entry only when it reads them.
  */
 export interface LoadedEntries {
   readonly length: number;
-  /** The fields of entry `i` (an object the storage already holds: nothing is made). */
+  /** The fields of entry `i` (a file storage makes the object per call: see `columns`). */
   fields(i: number): LoadedEntryFields;
+  /**
+   * The same fields as columns, entry `i` at index `i` of each, when the storage holds them
+   * so (a file storage's decoded index): the cache then records every entry in one pass
+   * over them instead of asking `fields` entry by entry.
+   */
+  readonly columns?: LoadedEntryColumns | undefined;
   /** The region of entry `i`: made at the first call, the same object at every later one. */
   region(i: number): PackedRegion;
 }
