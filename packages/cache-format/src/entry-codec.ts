@@ -13,7 +13,7 @@ import { MAX_NAME_LENGTH, MAX_TRAILER_BYTES } from './limits.js';
 import { latin1Text, nameFromBytes, nameToBytes } from './names.js';
 
 /** A character of a latin1 text that is no ASCII byte: the name is decoded as UTF-8 instead. */
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 import {
   checkPackingLayout,
