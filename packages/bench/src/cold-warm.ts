@@ -24,13 +24,13 @@ const METHOD_COLD =
 const METHOD_COLD_SAVED =
   'as the cold start, with save_weight_cache_on_disk = true: data synced and index committed before the method is runnable; median of the runs';
 const METHOD_WARM =
-  'fresh child process right after the cold one, same cache file (page cache warm): Module.load + loadMethod; median of the runs';
+  'fresh child processes right after the cold one, same cache file (page cache warm): Module.load + loadMethod; each run takes 3 warm starts, each followed by a floor and a bound (the three see the machine alike); median of all';
 const METHOD_WARM_NO_PLAN =
   'fresh child process right after the warm one, its method plans deleted first (the weight-digest record kept): Module.load + loadMethod take every weight table from the record and check every node again (then write the plan anew); median of the runs';
 const METHOD_FLOOR =
-  'fresh child process right after the warm ones, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); median of the runs';
+  'fresh child process right after each warm start, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); 3 per run, median of all';
 const METHOD_BOUND =
-  "fresh child process right after the floor, same cache file and method plans: read and stat the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node join its keys, find its entry and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); median of the runs";
+  "fresh child process right after each floor, same cache file and method plans: read and stat the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node join its keys, find its entry and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); 3 per run, median of all";
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 
@@ -72,13 +72,17 @@ export async function measureColdWarm(
     cold.push(await start('file', { execute }));
     // Read once the cold child has exited: its deferred commit has cut the growth tail.
     if (run === 0) committedFileBytes = statSync(cachePath).size;
-    warm.push(await start('file', { execute }));
+    // Warm start, floor and bound side by side, a few times: their ratios are the point,
+    // and a median of 3 single starts moved 40% between runs on this shared machine.
+    for (let sample = 0; sample < warmSamples(options.quick); sample++) {
+      warm.push(await start('file', { execute: execute && sample === 0 }));
+      floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
+      // The cold start saved the method plan at its exit: the bound reads it.
+      const task = { kind: 'bound', program, cachePath, method: 'forward' } as const;
+      bound.push(await runInChild<WarmBoundResult>(task));
+    }
     rmSync(methodPlansPath(cachePath), { force: true });
     warmNoPlan.push(await start('file'));
-    floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
-    // The start without a plan saved one anew at its exit: the bound reads it.
-    const task = { kind: 'bound', program, cachePath, method: 'forward' } as const;
-    bound.push(await runInChild<WarmBoundResult>(task));
     heap.push(await start('heap'));
     forgetCache(cachePath);
     coldSaved.push(await start('file', { saveNow: true }));
@@ -176,6 +180,11 @@ function peakRssFigures(size: string, spec: ModelSpec, r: ColdWarmResult): Figur
       method: against,
     },
   ];
+}
+
+/** Warm starts (each with a floor and a bound) per cold start. */
+export function warmSamples(quick: boolean): number {
+  return quick ? 1 : 3;
 }
 
 export function coldWarmRuns(quick: boolean, spec: ModelSpec): number {
