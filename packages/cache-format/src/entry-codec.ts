@@ -44,10 +44,10 @@ function dataStart(format: EntryFormat): number {
  * Decodes `count` entries from `indexStart` up to exactly `stop` (absolute offsets; `base` is
  * the absolute offset of bytes[0]) into columns: no object per entry (in a fresh process,
  * before V8 optimizes the loop, an object literal per entry cost a third of the decode).
- * Applies ExecuTorch's per-entry checks and ours. With a `tolerated` list (lenient v2), an index that runs out of bytes
- * before `count` entries and bytes after the last entry are recorded there instead of
- * thrown, as ExecuTorch's loader stops reading when fewer than 4 bytes remain and ignores
- * what follows the last entry.
+ * Applies ExecuTorch's per-entry checks and ours. With a `tolerated` list (lenient v2), an
+ * index that runs out of bytes before `count` entries and bytes after the last entry are
+ * recorded there instead of thrown, as ExecuTorch's loader stops reading when fewer than 4
+ * bytes remain and ignores what follows the last entry.
  */
 export function decodeEntries(
   bytes: Uint8Array,
