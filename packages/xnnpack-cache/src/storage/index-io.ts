@@ -41,7 +41,6 @@ export interface CommittedIndex {
   readonly trailer?: Trailer;
 }
 
-/** First byte a data region may use: after the v3 header region, at 0 in a v2 file. */
 /** The columns of an index without entries. */
 export const NO_ENTRY_COLUMNS: EntryColumns = {
   length: 0,
@@ -54,6 +53,7 @@ export const NO_ENTRY_COLUMNS: EntryColumns = {
   layouts: null,
 };
 
+/** First byte a data region may use: after the v3 header region, at 0 in a v2 file. */
 export function dataStartOf(format: CacheFormat): number {
   return format === 3 ? V3_HEADER_SIZE : 0;
 }
