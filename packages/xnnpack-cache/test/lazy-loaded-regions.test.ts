@@ -18,6 +18,7 @@ import {
 import { operatorAt } from '../src/operators/fully-connected.js';
 import { operatorSetup } from '../src/operators/operator-setup.js';
 import { LoadedEntrySet } from '../src/storage/entry-loader.js';
+import { loadedColumnsOf } from '../src/storage/packed-storage.js';
 import { makeTempDir } from './file-helpers.js';
 import { randomFloats } from './reference.js';
 
@@ -172,10 +173,10 @@ describe('packed slots of loaded sets', () => {
     const own: PackedRegion = { bytes: new Uint8Array(8), reservedBytes: 8 };
     expect(slots.push(own, 8, null)).toBe(0);
     const a = loadedSet('a', [16, 32]);
-    expect(slots.pushLoaded(a)).toBe(1);
+    expect(slots.pushLoaded(a, loadedColumnsOf(a))).toBe(1);
     expect(slots.push(own, 8, 'x')).toBe(3);
     const b = loadedSet('b', [64, 128]);
-    expect(slots.pushLoaded(b)).toBe(4);
+    expect(slots.pushLoaded(b, loadedColumnsOf(b))).toBe(4);
     expect(slots.sizeAt(5)).toBe(128);
     expect(a.made).toEqual([]);
     expect(slots.regionAt(5).bytes.byteLength).toBe(128);

@@ -1,5 +1,5 @@
 import { layoutsEqual, type PackingLayout } from '../packing/packing-layout.js';
-import type { LoadedEntries, PackedRegion, StoredEntry } from '../storage/packed-storage.js';
+import type { LoadedEntryColumns, PackedRegion, StoredEntry } from '../storage/packed-storage.js';
 import { type Found, HIT, STALE_LAYOUT, STALE_SEED } from './entry-match.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import type { PackedShapeKey } from './provider.js';
@@ -126,18 +126,18 @@ export class EntryTable {
    * start) the columns are made at their length and written in one pass: pushing onto
    * nine growing arrays cost twice as much at 16384 entries.
    */
-  addLoaded(loaded: LoadedEntries, firstOffset: number): void {
-    const n = loaded.length;
+  addLoaded(loaded: LoadedEntryColumns, firstOffset: number): void {
+    const n = loaded.names.length;
+    const { fingerprints, layouts } = loaded;
     if (this.#names.length !== 0) {
       for (let i = 0; i < n; i++) {
-        const { name, dataSize, seed, fingerprint, layout } = loaded.fields(i);
         this.add(
-          name,
+          loaded.names[i] as string,
           firstOffset + i,
-          dataSize,
-          seed,
-          fingerprint ?? 0,
-          layout,
+          loaded.dataSizes[i] as number,
+          loaded.seeds[i] as number,
+          fingerprints === null ? 0 : (fingerprints[i] as number),
+          layouts === null ? undefined : layouts[i],
           0,
           true,
           false,
@@ -154,32 +154,15 @@ export class EntryTable {
     const fingerprint = new Array<number>(n);
     const layout = new Array<PackingLayout | undefined>(n);
     const rows = this.#rows;
-    const columns = loaded.columns;
-    if (columns !== undefined) {
-      // A file storage's index: read column by column, no object per entry.
-      const { fingerprints, layouts } = columns;
-      for (let i = 0; i < n; i++) {
-        const name = columns.names[i] as string;
-        names[i] = name;
-        offset[i] = firstOffset + i;
-        dataSize[i] = columns.dataSizes[i] as number;
-        seed[i] = columns.seeds[i] as number;
-        fingerprint[i] = fingerprints === null ? 0 : (fingerprints[i] as number);
-        layout[i] = layouts === null ? undefined : layouts[i];
-        rows.set(name, i);
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const fields = loaded.fields(i);
-        const name = fields.name;
-        names[i] = name;
-        offset[i] = firstOffset + i;
-        dataSize[i] = fields.dataSize;
-        seed[i] = fields.seed;
-        fingerprint[i] = fields.fingerprint ?? 0;
-        layout[i] = fields.layout;
-        rows.set(name, i);
-      }
+    for (let i = 0; i < n; i++) {
+      const name = loaded.names[i] as string;
+      names[i] = name;
+      offset[i] = firstOffset + i;
+      dataSize[i] = loaded.dataSizes[i] as number;
+      seed[i] = loaded.seeds[i] as number;
+      fingerprint[i] = fingerprints === null ? 0 : (fingerprints[i] as number);
+      layout[i] = layouts === null ? undefined : layouts[i];
+      rows.set(name, i);
     }
     this.#names = names;
     this.#offset = offset;
@@ -191,8 +174,8 @@ export class EntryTable {
     this.#flags = new Array<number>(n).fill(CURRENT | FROM_LOAD);
     this.#lastUsed = new Array<number>(n).fill(NO_TICK);
     this.#changes += n;
-    // A name listed twice (the storage keeps the last of each, so only an odd storage
-    // does): the earlier rows stop being current, as add's would.
+    // A name listed twice (an index written by hand, or an odd storage): the earlier rows
+    // stop being current, as add's would.
     if (rows.size !== n)
       for (let i = 0; i < n; i++) if (rows.get(names[i] as string) !== i) this.#notCurrent(i);
   }

@@ -1,5 +1,10 @@
 import { describeValue, WeightsCacheError } from '../errors.js';
-import type { LoadedEntries, PackedRegion, PackedStorage } from '../storage/packed-storage.js';
+import type {
+  LoadedEntries,
+  LoadedEntryColumns,
+  PackedRegion,
+  PackedStorage,
+} from '../storage/packed-storage.js';
 
 /**
  * The cache's list of packed buffers: an offset handed out is an index into it. Kept as
@@ -32,13 +37,13 @@ export class PackedSlots {
   }
 
   /**
-   * Appends a slot per loaded entry, in order, without their regions; returns the offset of
-   * the first.
+   * Appends a slot per loaded entry (`columns` are `loaded`'s), in order, without their
+   * regions; returns the offset of the first.
    */
-  pushLoaded(loaded: LoadedEntries): number {
+  pushLoaded(loaded: LoadedEntries, columns: LoadedEntryColumns): number {
     const start = this.#regions.length;
-    if (start === 0) this.#adoptLoaded(loaded);
-    else this.#appendLoaded(loaded);
+    if (start === 0) this.#adoptLoaded(columns);
+    else this.#appendLoaded(columns);
     if (loaded.length > 0) this.#loadedSets.push({ start, loaded });
     return start;
   }
@@ -47,34 +52,24 @@ export class PackedSlots {
    * The usual open (no slot yet): columns of the right length written in place. A hole of
    * `#regions` reads as undefined, a loaded slot without its region.
    */
-  #adoptLoaded(loaded: LoadedEntries): void {
-    const n = loaded.length;
+  #adoptLoaded(columns: LoadedEntryColumns): void {
+    const n = columns.names.length;
     const sizes = new Array<number>(n);
     const names = new Array<string | null>(n);
-    const columns = loaded.columns;
-    if (columns !== undefined) {
-      for (let i = 0; i < n; i++) {
-        sizes[i] = columns.dataSizes[i] as number;
-        names[i] = columns.names[i] as string;
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const fields = loaded.fields(i);
-        sizes[i] = fields.dataSize;
-        names[i] = fields.name;
-      }
+    for (let i = 0; i < n; i++) {
+      sizes[i] = columns.dataSizes[i] as number;
+      names[i] = columns.names[i] as string;
     }
     this.#regions = new Array<PackedRegion | null | undefined>(n);
     this.#sizes = sizes;
     this.#names = names;
   }
 
-  #appendLoaded(loaded: LoadedEntries): void {
-    for (let i = 0; i < loaded.length; i++) {
-      const fields = loaded.fields(i);
+  #appendLoaded(columns: LoadedEntryColumns): void {
+    for (let i = 0; i < columns.names.length; i++) {
       this.#regions.push(undefined);
-      this.#sizes.push(fields.dataSize);
-      this.#names.push(fields.name);
+      this.#sizes.push(columns.dataSizes[i] as number);
+      this.#names.push(columns.names[i] as string);
     }
   }
 

@@ -15,7 +15,12 @@ import {
   type XnnpackRevision,
 } from '../packing/xnnpack-revisions.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from '../storage/memory-stats.js';
-import type { LoadedEntries, PackedStorage, StoredEntry } from '../storage/packed-storage.js';
+import {
+  type LoadedEntries,
+  loadedColumnsOf,
+  type PackedStorage,
+  type StoredEntry,
+} from '../storage/packed-storage.js';
 import { storageFor, type XNNWeightsCacheOptions } from './cache-options.js';
 import {
   EntryNames,
@@ -525,7 +530,8 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
 
   /** Records loaded entries as #addLoaded does, their regions left to the storage until read. */
   #addLoadedSet(loaded: LoadedEntries): void {
-    this.#entries.addLoaded(loaded, this.#slots.pushLoaded(loaded));
+    const columns = loadedColumnsOf(loaded);
+    this.#entries.addLoaded(columns, this.#slots.pushLoaded(loaded, columns));
   }
 
   #releaseAll(): void {

@@ -58,6 +58,7 @@ export interface LoadedEntryFields {
 
 /** LoadedEntryFields of every loaded entry as columns (cache-format's EntryColumns fit). */
 export interface LoadedEntryColumns {
+  /** One per loaded entry: its length is the entries'. */
   readonly names: readonly string[];
   readonly seeds: ArrayLike<number>;
   /** Null when the file does not keep them (v2): unknown. */
@@ -65,6 +66,29 @@ export interface LoadedEntryColumns {
   readonly dataSizes: ArrayLike<number>;
   /** Per entry its layout or undefined; null when no entry has one. */
   readonly layouts: readonly (StoredLayout | undefined)[] | null;
+}
+
+/**
+ * The columns of `loaded`: its own when it has them (a file storage's index), else made
+ * once from `fields` (a storage that presents entries one by one).
+ */
+export function loadedColumnsOf(loaded: LoadedEntries): LoadedEntryColumns {
+  if (loaded.columns !== undefined) return loaded.columns;
+  const n = loaded.length;
+  const names = new Array<string>(n);
+  const seeds = new Array<number>(n);
+  const fingerprints = new Array<number>(n);
+  const dataSizes = new Array<number>(n);
+  const layouts = new Array<StoredLayout | undefined>(n);
+  for (let i = 0; i < n; i++) {
+    const fields = loaded.fields(i);
+    names[i] = fields.name;
+    seeds[i] = fields.seed;
+    fingerprints[i] = fields.fingerprint ?? 0;
+    dataSizes[i] = fields.dataSize;
+    layouts[i] = fields.layout;
+  }
+  return { names, seeds, fingerprints, dataSizes, layouts };
 }
 
 /**
