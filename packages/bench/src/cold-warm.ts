@@ -30,7 +30,7 @@ const METHOD_WARM_NO_PLAN =
 const METHOD_FLOOR =
   'fresh child process right after each warm start, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); 3 per run, median of all';
 const METHOD_BOUND =
-  "fresh child process right after each floor, same cache file and method plans: read and stat the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node join its keys, find its entry and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); 3 per run, median of all";
+  "fresh child process right after each floor, same cache file and method plans: read and stat the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node find its entry by its planned name and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); 3 per run, median of all";
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 

@@ -5,7 +5,7 @@ import { decodeReadIdentity, encodeReadIdentity } from '../safetensors/record-co
 export const METHOD_PLANS_FORMAT = 'memlayer-method-plans';
 /**
  * 5: each plan's entry names on a line of their own after the JSON (read without a JSON
- * or UTF-8 decode). 4: one key per linear node, the name of its cache entry (kernel key +
+ * decode). 4: one key per linear node, the name of its cache entry (kernel key +
  * bias key) inside the JSON. 3: a key per tensor; the file's bytes checked as a whole by
  * CRC32C (2: by SHA-256, 1: a check per plan over its parsed fields).
  */
