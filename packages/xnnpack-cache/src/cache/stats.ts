@@ -1,7 +1,11 @@
-import type { FallbackCount, StorageStats } from '../storage/packed-storage.js';
+import type { StorageStats } from '../storage/packed-storage.js';
 
-/** Counters and sizes reported by XNNWeightsCache.stats(). */
-export interface WeightsCacheStats {
+/**
+ * Counters and sizes reported by XNNWeightsCache.stats(): the look-up counters, the packed
+ * buffers' totals and the storage's own figures (heap, file, orphan and mapped bytes,
+ * fallbacks, budget, evictions; see StorageStats).
+ */
+export interface WeightsCacheStats extends StorageStats {
   /** lookUp calls that returned an offset. */
   readonly hits: number;
   /** lookUp calls that returned NOT_FOUND (includes unnamed look-ups and rejects). */
@@ -19,16 +23,6 @@ export interface WeightsCacheStats {
   readonly unnamedEntries: number;
   /** Sum of dataSize over every live packed buffer, named or not. */
   readonly packedBytes: number;
-  readonly heapBytes: number;
-  readonly fileBytes: number;
-  readonly orphanBytes: number;
-  readonly mappedBytes: number;
-  /** Reservations that went to the heap instead of the cache file, by reason (file storages). */
-  readonly fallback?: Readonly<Record<string, FallbackCount>>;
-  /** Disk budget of the cache file (null: none), when the storage has one. */
-  readonly maxFileBytes?: number | null;
-  /** Entries evicted from the file to stay within its budget. */
-  readonly evicted?: { readonly entries: number; readonly bytes: number };
 }
 
 /** The cache's own counters, reported as they are. */

@@ -1,3 +1,4 @@
+import type { PackingLayout } from '@memlayer/cache-format';
 import type { CacheMemoryStats } from './memory-stats.js';
 
 /**
@@ -109,20 +110,8 @@ export interface LoadedEntries {
   region(i: number): PackedRegion;
 }
 
-/**
- * The packing layout of an entry: same fields, order and meaning as cache-format's
- * PackingLayout (all u32), so either type can be passed where the other is expected.
- */
-export interface StoredLayout {
-  readonly operatorType: number;
-  readonly outputChannels: number;
-  readonly inputChannels: number;
-  readonly nr: number;
-  readonly kr: number;
-  readonly sr: number;
-  readonly extraBytes: number;
-  readonly flags: number;
-}
+/** The packing layout of an entry: cache-format's PackingLayout, as the index stores it. */
+export type StoredLayout = PackingLayout;
 
 /** Why packed bytes went to the heap instead of the cache file. */
 export type FallbackReason =
