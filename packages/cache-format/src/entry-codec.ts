@@ -176,8 +176,20 @@ function columnsOf(
   };
 }
 
+/**
+ * A trailer's `entries`: entriesOfColumns(columns), made on the first call and kept (a
+ * loader reads the columns, so most decodes never make the objects).
+ */
+export function entriesWhenRead<Entry extends XpwcEntryV2>(columns: EntryColumns): () => Entry[] {
+  let entries: Entry[] | undefined;
+  return () => {
+    entries ??= entriesOfColumns(columns) as Entry[];
+    return entries;
+  };
+}
+
 /** The entries of `columns` as objects (in index order), as a trailer's `entries` gives them. */
-export function entriesOfColumns(columns: EntryColumns): Array<XpwcEntryV2 | XpwcEntryV3> {
+function entriesOfColumns(columns: EntryColumns): Array<XpwcEntryV2 | XpwcEntryV3> {
   const { length, names, fileOffsets, dataSizes, seeds, fingerprints, crc32cs, layouts } = columns;
   const entries: Array<XpwcEntryV2 | XpwcEntryV3> = new Array(length);
   for (let i = 0; i < length; i++) {

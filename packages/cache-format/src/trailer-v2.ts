@@ -4,7 +4,7 @@ import { MAGIC, V2_FOOTER_SIZE, VERSION_2 } from './constants.js';
 import {
   decodeEntries,
   type EntryFormat,
-  entriesOfColumns,
+  entriesWhenRead,
   prepareEntries,
   writeEntries,
 } from './entry-codec.js';
@@ -44,14 +44,13 @@ export function decodeV2(
     V2_FORMAT,
     tolerated,
   );
-  let entries: XpwcEntryV2[] | undefined;
+  const entries = entriesWhenRead<XpwcEntryV2>(columns);
   return {
     version: 2,
     indexStart,
     trailerEnd: end,
     get entries() {
-      entries ??= entriesOfColumns(columns) as XpwcEntryV2[];
-      return entries;
+      return entries();
     },
     columns,
     identity: null,

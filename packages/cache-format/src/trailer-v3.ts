@@ -13,7 +13,7 @@ import { crc32cOf } from './crc.js';
 import {
   decodeEntries,
   type EntryFormat,
-  entriesOfColumns,
+  entriesWhenRead,
   prepareEntries,
   writeEntries,
 } from './entry-codec.js';
@@ -122,14 +122,13 @@ export function decodeV3(
     format,
     null,
   );
-  let entries: XpwcEntryV3[] | undefined;
+  const entries = entriesWhenRead<XpwcEntryV3>(columns);
   return {
     version: 3,
     indexStart,
     trailerEnd: end,
     get entries() {
-      entries ??= entriesOfColumns(columns) as XpwcEntryV3[];
-      return entries;
+      return entries();
     },
     columns,
     identity,
