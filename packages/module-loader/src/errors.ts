@@ -31,6 +31,12 @@ export const MODULE_LOADER_ERROR_CODES = [
   'ERR_PATH_OUTSIDE_PROGRAM',
   'ERR_NOT_A_REGULAR_FILE',
   'ERR_FILE_TOO_LARGE',
+  // ExecuTorch programs (.pte, .ptd): malformed, not runnable here, data missing or wrong
+  'ERR_PROGRAM_INVALID',
+  'ERR_PROGRAM_UNSUPPORTED',
+  'ERR_DATA_FILE_REQUIRED',
+  'ERR_NAMED_DATA_MISSING',
+  'ERR_CONSTANT_MISMATCH',
   // weights: a file changed after it was stat'ed; a weights-cache save failed
   'ERR_WEIGHTS_CHANGED',
   'ERR_WEIGHTS_CACHE_SAVE_FAILED',

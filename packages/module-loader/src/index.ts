@@ -7,7 +7,13 @@ export {
   AscendSimBackend,
   type AscendSimHandle,
 } from './backends/ascend-sim-backend.js';
-export type { Backend, BackendInitContext, Tensor } from './backends/backend.js';
+export type {
+  Backend,
+  BackendInitContext,
+  DelegateInitContext,
+  PreparedDelegate,
+  Tensor,
+} from './backends/backend.js';
 export { createDefaultRegistry, type DefaultBackendsConfig } from './backends/default-registry.js';
 export type { MethodOperators } from './backends/method-operators.js';
 export { BackendRegistry } from './backends/registry.js';
@@ -21,6 +27,7 @@ export {
   XNNPACK_BACKEND_ID,
   XnnpackBackend,
   type XnnpackBackendConfig,
+  type XnnpackDelegateHandle,
   type XnnpackHandle,
 } from './backends/xnnpack-backend.js';
 export {
@@ -96,6 +103,15 @@ export {
   parseManifest,
 } from './program/manifest.js';
 export { type LoadedProgram, loadProgram, type ProgramVerification } from './program/program.js';
+export {
+  type ConstantCheck,
+  describePteProgram,
+  type PteConstantSummary,
+  type PteDelegateSummary,
+  type PteMethodSummary,
+  verifyPteConstants,
+} from './pte/describe.js';
+export { PteProgram } from './pte/pte-program.js';
 export { DTYPE_BYTES, type SafetensorsDtype } from './safetensors/dtypes.js';
 export { SafetensorsFile } from './safetensors/file.js';
 export {

@@ -1,6 +1,7 @@
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
 import type { CompileSpecValue, MethodManifest } from '../program/manifest.js';
 import type { LoadedProgram } from '../program/program.js';
+import type { PteProgram } from '../pte/pte-program.js';
 
 /** A dense f32 matrix [rows, columns] in row-major order. */
 export interface Tensor {
@@ -12,6 +13,23 @@ export interface BackendInitContext {
   methodName: string;
   method: MethodManifest;
   program: LoadedProgram;
+}
+
+/** Where a delegate of an ExecuTorch program sits (for its messages and its data). */
+export interface DelegateInitContext {
+  methodName: string;
+  /** The delegate's index in the method's plan. */
+  delegateIndex: number;
+  program: PteProgram;
+  compileSpecs: ReadonlyMap<string, Uint8Array>;
+}
+
+/** A delegate payload as a backend read it: what keeps it from running here, if anything. */
+export interface PreparedDelegate {
+  /** One line per node or value that cannot run here; empty when it can. */
+  problems: string[];
+  /** What initDelegate takes. */
+  prepared: unknown;
 }
 
 /**
@@ -30,4 +48,18 @@ export interface Backend<Handle = unknown> {
   /** Global option; a wrong type is an error, an unknown key is ignored (as upstream). */
   setOption(key: string, value: OptionValue): void;
   getOption(key: string): OptionValue | undefined;
+  /**
+   * ExecuTorch programs: reads a delegate's processed payload (a typed error when it is
+   * malformed). A backend without it runs no .pte delegate.
+   */
+  prepareDelegate?(payload: Uint8Array, context: DelegateInitContext): PreparedDelegate;
+  /**
+   * Inits a prepared delegate. Its handle's execute takes the DelegateCall's arguments
+   * (inputs set, outputs undefined) and returns them with the outputs set.
+   */
+  initDelegate?(
+    prepared: unknown,
+    context: DelegateInitContext,
+    runtimeSpecs: readonly BackendOption[],
+  ): Handle;
 }

@@ -13,20 +13,26 @@ import { MethodPlans } from '../plans/method-plans.js';
 import { keysFromPlan, planFrom } from '../plans/plan-keys.js';
 import { PlanMismatch, PlannedDataMap } from '../plans/planned-data-map.js';
 import type { CompileSpecValue, GraphMethodManifest } from '../program/manifest.js';
+import { programInvalid } from '../pte/pte-errors.js';
+import { readXnnGraph, type XnnGraph } from '../pte/xnn-graph.js';
 import { ContentKeyedDataMap } from '../safetensors/named-data.js';
 import { sourceRecordFor } from '../safetensors/source-record.js';
 import type { WeightStats } from '../safetensors/weight-stats.js';
 import { gelu, relu } from './activations.js';
-import type { Backend, BackendInitContext, Tensor } from './backend.js';
+import type {
+  Backend,
+  BackendInitContext,
+  DelegateInitContext,
+  PreparedDelegate,
+  Tensor,
+} from './backend.js';
 import type { MethodOperators } from './method-operators.js';
 import type { NodeKeyColumns } from './node-keys.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
-import {
-  checkAndKeyNodes,
-  createOperators,
-  type OperatorProgress,
-  type OperatorSettings,
-} from './xnnpack-nodes.js';
+import { createDelegateOperators, executeDelegate } from './xnnpack-delegate.js';
+import { delegateProblems } from './xnnpack-delegate-checks.js';
+import { DelegateDataMap } from './xnnpack-delegate-data.js';
+import { checkAndKeyNodes, createOperators, type OperatorProgress } from './xnnpack-nodes.js';
 import {
   checkXnnpackOption,
   DEFAULT_XNNPACK_OPTIONS,
@@ -55,8 +61,26 @@ export interface XnnpackBackendConfig {
 
 export type { OperatorProgress } from './xnnpack-nodes.js';
 
+/** The cache side of an init: the operators and the references they hold. */
+interface CacheBuild {
+  readonly operators: MethodOperators;
+  readonly cacheHits: number;
+  readonly packedDataNames: string[];
+  readonly cache: XNNWeightsCache;
+  readonly lease: WeightsCacheLease | null;
+}
+
+/** What initDelegate hands back: an ExecuTorch XNNPACK delegate ready to run. */
+export interface XnnpackDelegateHandle extends CacheBuild {
+  readonly kind: 'delegate';
+  readonly graph: XnnGraph;
+  readonly options: Readonly<XnnpackRuntimeOptions>;
+  destroyed: boolean;
+}
+
 /** What init hands back: the method's operators and the cache references it holds. */
 export interface XnnpackHandle {
+  readonly kind: 'graph';
   readonly method: GraphMethodManifest;
   readonly options: Readonly<XnnpackRuntimeOptions>;
   /**
@@ -95,7 +119,7 @@ export interface XnnpackHandle {
  * through the packed-weights cache: init → initializeForRuntime → operators through
  * the provider → finalize; destroy → deletePackedData before dropping the operators.
  */
-export class XnnpackBackend implements Backend<XnnpackHandle> {
+export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHandle> {
   readonly id = XNNPACK_BACKEND_ID;
   private readonly caches: WeightsCacheSource;
   private readonly tiling: GemmTiling | undefined;
@@ -226,40 +250,19 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     fromPlan: boolean,
   ): XnnpackHandle {
     const { program } = context;
-    // Without the weight cache, the method packs into a private heap cache of its own.
-    const lease: WeightsCacheLease | null = options.weightCacheEnabled
-      ? this.caches.acquire(options.packedCachePath, budgetOf(options))
-      : null;
-    const cache = lease?.cache ?? new XNNWeightsCache();
-    let operators: MethodOperators | undefined;
-    let packedDataNames: string[] = [];
-    let cacheHits = 0;
-    let initialized = false;
-    try {
-      cache.initializeForRuntime(namedData);
-      initialized = true;
-      const settings: OperatorSettings = { tiling, xnnpackRevision: options.xnnpackRevision };
-      ({ operators, cacheHits } = createOperators(
+    const built = this.withCache(options, namedData, (cache) =>
+      createOperators(
         cache,
         method,
         context,
         contentKeys,
-        settings,
+        { tiling, xnnpackRevision: options.xnnpackRevision },
         this.onOperatorCreated,
-      ));
-      packedDataNames = cache.finalizeForRuntime();
-      // A one-shot save for this init (never stored as a global option).
-      if (options.saveWeightCacheOnDisk) this.saveAll();
-    } catch (error) {
-      // Leave the cache as it was: drop the failed build's reservations, views and the
-      // entries only it packed, without taking references or committing anything. After a
-      // finalize that succeeded (a failed save), drop the references it took.
-      if (initialized && !cache.isFinalized()) cache.abortRuntime();
-      else if (packedDataNames.length > 0) cache.deletePackedData(packedDataNames);
-      lease?.release();
-      throw error;
-    }
+      ),
+    );
+    const { operators, packedDataNames, cache, cacheHits, lease } = built;
     return {
+      kind: 'graph',
       method,
       options,
       operators: operators as MethodOperators,
@@ -275,7 +278,75 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     };
   }
 
-  execute(handle: XnnpackHandle, inputs: readonly Tensor[]): Tensor[] {
+  /**
+   * initializeForRuntime → `create` (an operator per layer through the cache) → finalize,
+   * in the cache the options choose. On failure the cache is left as it was.
+   */
+  private withCache(
+    options: XnnpackRuntimeOptions,
+    namedData: NamedDataMap,
+    create: (cache: XNNWeightsCache) => { operators: MethodOperators; cacheHits: number },
+  ): CacheBuild {
+    // Without the weight cache, the method packs into a private heap cache of its own.
+    const lease: WeightsCacheLease | null = options.weightCacheEnabled
+      ? this.caches.acquire(options.packedCachePath, budgetOf(options))
+      : null;
+    const cache = lease?.cache ?? new XNNWeightsCache();
+    let packedDataNames: string[] = [];
+    let initialized = false;
+    try {
+      cache.initializeForRuntime(namedData);
+      initialized = true;
+      const { operators, cacheHits } = create(cache);
+      packedDataNames = cache.finalizeForRuntime();
+      // A one-shot save for this init (never stored as a global option).
+      if (options.saveWeightCacheOnDisk) this.saveAll();
+      return { operators, cacheHits, packedDataNames, cache, lease };
+    } catch (error) {
+      // Leave the cache as it was: drop the failed build's reservations, views and the
+      // entries only it packed, without taking references or committing anything. After a
+      // finalize that succeeded (a failed save), drop the references it took.
+      if (initialized && !cache.isFinalized()) cache.abortRuntime();
+      else if (packedDataNames.length > 0) cache.deletePackedData(packedDataNames);
+      lease?.release();
+      throw error;
+    }
+  }
+
+  /** Reads an ExecuTorch program's XNNPACK payload and lists what of it cannot run here. */
+  prepareDelegate(payload: Uint8Array, context: DelegateInitContext): PreparedDelegate {
+    const graph = readXnnGraph(payload, (what) =>
+      programInvalid(
+        context.program.path,
+        `method "${context.methodName}", delegate ${context.delegateIndex}: ${what}`,
+      ),
+    );
+    return { problems: delegateProblems(graph), prepared: graph };
+  }
+
+  /**
+   * Inits a delegate that prepareDelegate found runnable: its layers are looked up by the
+   * program's keys (trusted, as ExecuTorch trusts them) and only a miss reads, hashes and
+   * packs the constant's bytes.
+   */
+  initDelegate(
+    prepared: unknown,
+    context: DelegateInitContext,
+    runtimeSpecs: readonly BackendOption[],
+  ): XnnpackDelegateHandle {
+    const graph = prepared as XnnGraph;
+    const options = resolveXnnpackOptions(runtimeSpecs, this.globals);
+    const settings = { tiling: this.tiling, xnnpackRevision: options.xnnpackRevision };
+    const namedData = new DelegateDataMap(graph, context.program, context.methodName);
+    const built = this.withCache(options, namedData, (cache) =>
+      createDelegateOperators(cache, graph, settings),
+    );
+    return { kind: 'delegate', graph, options, ...built, destroyed: false };
+  }
+
+  execute(handle: XnnpackHandle | XnnpackDelegateHandle, inputs: readonly Tensor[]): Tensor[] {
+    if (handle.kind === 'delegate')
+      return executeDelegate(handle.graph, handle.operators, inputs) as Tensor[];
     const { method } = handle;
     if (handle.destroyed)
       throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', 'This method was destroyed');
@@ -338,7 +409,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle> {
     return method.outputs.map((name) => values.get(name) as Tensor);
   }
 
-  destroy(handle: XnnpackHandle): void {
+  destroy(handle: XnnpackHandle | XnnpackDelegateHandle): void {
     if (handle.destroyed) return;
     handle.destroyed = true;
     // Drop the cache references before the operators (as ExecuTorch's destroy does).

@@ -1,25 +1,27 @@
-import type { Backend, Tensor } from '../backends/backend.js';
+import type { Tensor } from '../backends/backend.js';
+import { createDefaultRegistry } from '../backends/default-registry.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import { describeValue, invalidArgument, ModuleLoaderError } from '../errors.js';
 import type { ReadonlyLoadBackendOptionsMap } from '../options/load-backend-options-map.js';
 import { OwnedOptionsMap } from '../options/owned-options-map.js';
 import type { ProgramManifest } from '../program/manifest.js';
 import { type LoadedProgram, loadProgram, type ProgramVerification } from '../program/program.js';
+import { PteProgram } from '../pte/pte-program.js';
+import { type LoadedMethod, loadPteMethod } from './pte-method.js';
 
 export interface ModuleConfig {
-  /** Backends available to this Module's methods. */
-  registry: BackendRegistry;
+  /** Backends available to this Module's methods (default: createDefaultRegistry()). */
+  registry?: BackendRegistry;
+  /**
+   * .ptd files holding the constants of a .pte program (ExecuTorch's
+   * Module(file_path, data_files)); unused by JSON programs.
+   */
+  dataFiles?: readonly string[];
 }
 
 export interface LoadMethodOptions {
   /** Options for this method only; wins over the Module's own map (no merging). */
   options?: ReadonlyLoadBackendOptionsMap;
-}
-
-interface LoadedMethod {
-  backend: Backend;
-  handle: unknown;
-  options: OwnedOptionsMap;
 }
 
 /**
@@ -29,13 +31,14 @@ interface LoadedMethod {
  */
 export class Module {
   readonly programPath: string;
+  readonly dataFiles: readonly string[];
   private readonly registry: BackendRegistry;
-  private program: LoadedProgram | undefined;
+  private program: LoadedProgram | PteProgram | undefined;
   private options: OwnedOptionsMap = OwnedOptionsMap.EMPTY;
   private readonly methods = new Map<string, LoadedMethod>();
   private disposed = false;
 
-  constructor(programPath: string, config: ModuleConfig) {
+  constructor(programPath: string, config: ModuleConfig = {}) {
     if (typeof programPath !== 'string' || programPath.length === 0) {
       invalidArgument('a non-empty path', 'the Module program path', programPath);
     }
@@ -43,12 +46,25 @@ export class Module {
       typeof config !== 'object' ||
       config === null ||
       // Duck-typed: a registry from another copy of this package is still a registry.
-      typeof (config.registry as Partial<BackendRegistry> | undefined)?.get !== 'function'
+      (config.registry !== undefined &&
+        typeof (config.registry as Partial<BackendRegistry>).get !== 'function')
     ) {
-      invalidArgument('{ registry: BackendRegistry }', 'the Module config', config);
+      invalidArgument(
+        '{ registry?: BackendRegistry, dataFiles?: string[] }',
+        'the Module config',
+        config,
+      );
+    }
+    const { dataFiles = [] } = config;
+    if (
+      !Array.isArray(dataFiles) ||
+      !dataFiles.every((file) => typeof file === 'string' && file !== '')
+    ) {
+      invalidArgument('an array of .ptd paths', 'dataFiles', dataFiles);
     }
     this.programPath = programPath;
-    this.registry = config.registry;
+    this.dataFiles = [...dataFiles];
+    this.registry = config.registry ?? createDefaultRegistry();
   }
 
   /**
@@ -63,7 +79,11 @@ export class Module {
   ): void {
     this.assertUsable();
     const options = optionsMap === undefined ? this.options : OwnedOptionsMap.copyOf(optionsMap);
-    const program = this.program ?? loadProgram(this.programPath, verification);
+    const program =
+      this.program ??
+      (isPteProgram(this.programPath)
+        ? new PteProgram(this.programPath, this.dataFiles)
+        : loadProgram(this.programPath, verification));
     this.program = program;
     this.options = options;
   }
@@ -77,13 +97,24 @@ export class Module {
     return this.options;
   }
 
-  /** The program's manifest (methods, inputs, graphs); loads the program if needed. */
+  /** A JSON program's manifest (methods, inputs, graphs); loads the program if needed. */
   programManifest(): ProgramManifest {
-    return this.requireProgram().manifest;
+    const program = this.requireProgram();
+    if (program instanceof PteProgram) {
+      invalidArgument(
+        'a JSON program',
+        'programManifest() (a .pte has no manifest)',
+        this.programPath,
+      );
+    }
+    return program.manifest;
   }
 
   methodNames(): string[] {
-    return [...this.requireProgram().manifest.methods.keys()];
+    const program = this.requireProgram();
+    return program instanceof PteProgram
+      ? program.methodNames()
+      : [...program.manifest.methods.keys()];
   }
 
   isMethodLoaded(name: string): boolean {
@@ -109,20 +140,33 @@ export class Module {
     this.assertUsable();
     if (this.methods.has(name)) return;
     const program = this.requireProgram();
-    const manifest = program.manifest.methods.get(name);
-    if (!manifest) {
-      throw new ModuleLoaderError(
-        'ERR_METHOD_NOT_FOUND',
-        `Expected one of the methods of ${this.programPath} (${[...program.manifest.methods.keys()].join(', ')}) but received ${describeValue(name)}`,
-        { file: this.programPath, field: name },
-      );
-    }
     const chosen =
       options !== undefined
         ? OwnedOptionsMap.copyOf(options)
         : this.options.size > 0
           ? this.options
           : OwnedOptionsMap.EMPTY;
+    this.methods.set(
+      name,
+      program instanceof PteProgram
+        ? loadPteMethod(program, this.pteMethod(program, name), this.registry, chosen)
+        : this.loadGraphMethod(program, name, chosen),
+    );
+  }
+
+  private pteMethod(program: PteProgram, name: string) {
+    const method = program.method(name);
+    if (method === undefined) this.methodNotFound(name, program.methodNames());
+    return method;
+  }
+
+  private loadGraphMethod(
+    program: LoadedProgram,
+    name: string,
+    chosen: OwnedOptionsMap,
+  ): LoadedMethod {
+    const manifest = program.manifest.methods.get(name);
+    if (!manifest) this.methodNotFound(name, [...program.manifest.methods.keys()]);
     const backend = this.registry.get(manifest.backend);
     let handle: unknown;
     try {
@@ -139,14 +183,26 @@ export class Module {
         { field: name, cause: error },
       );
     }
-    this.methods.set(name, { backend, handle, options: chosen });
+    return {
+      options: chosen,
+      handle,
+      execute: (inputs) => backend.execute(handle, inputs),
+      destroy: () => backend.destroy(handle),
+    };
+  }
+
+  private methodNotFound(name: string, names: readonly string[]): never {
+    throw new ModuleLoaderError(
+      'ERR_METHOD_NOT_FOUND',
+      `Expected one of the methods of ${this.programPath} (${names.join(', ')}) but received ${describeValue(name)}`,
+      { file: this.programPath, field: name },
+    );
   }
 
   /** Runs a method, loading the program and the method first if needed (as upstream's execute). */
   execute(name: string, inputs: readonly Tensor[]): Tensor[] {
     this.loadMethod(name);
-    const method = this.methods.get(name) as LoadedMethod;
-    return method.backend.execute(method.handle, inputs);
+    return (this.methods.get(name) as LoadedMethod).execute(inputs);
   }
 
   /** Destroys a loaded method's backend state. Returns false when it was not loaded. */
@@ -154,7 +210,7 @@ export class Module {
     const method = this.methods.get(name);
     if (!method) return false;
     this.methods.delete(name);
-    method.backend.destroy(method.handle);
+    method.destroy();
     return true;
   }
 
@@ -204,10 +260,10 @@ export class Module {
     return method;
   }
 
-  private requireProgram(): LoadedProgram {
+  private requireProgram(): LoadedProgram | PteProgram {
     this.assertUsable();
     if (!this.program) this.load();
-    return this.program as LoadedProgram;
+    return this.program as LoadedProgram | PteProgram;
   }
 
   private assertUsable(): void {
@@ -221,4 +277,9 @@ export class Module {
       );
     }
   }
+}
+
+/** An ExecuTorch program is known by its extension, as ExecuTorch's tools name it. */
+function isPteProgram(path: string): boolean {
+  return path.toLowerCase().endsWith('.pte');
 }

@@ -1,0 +1,230 @@
+// A bounds-checked flatbuffer reader. The flatbuffers runtime for JavaScript has no
+// verifier: it reads whatever offsets a file holds. Programs come from disk, so every
+// offset, vtable and vector here is checked against the buffer before it is read, and
+// any problem is the caller's typed error (never an out-of-bounds read or a RangeError).
+
+/** Throws the caller's error for a malformed buffer; `what` says which field and why. */
+export type Malformed = (what: string) => never;
+
+/** A table's position and its vtable, checked. Field slots count from 0. */
+export interface Table {
+  readonly at: number;
+  readonly vtable: number;
+  readonly vtableSize: number;
+  readonly tableSize: number;
+  readonly name: string;
+}
+
+/** A vector's element count and the position of its first element. */
+export interface Vector {
+  readonly start: number;
+  readonly length: number;
+}
+
+const NO_VECTOR: Vector = { start: 0, length: 0 };
+
+export class FlatBuffer {
+  readonly bytes: Uint8Array;
+  readonly #view: DataView;
+  readonly #malformed: Malformed;
+  readonly #decoder = new TextDecoder('utf-8', { fatal: true });
+
+  /** `bytes` is the whole flatbuffer (its offsets count from bytes[0]). */
+  constructor(bytes: Uint8Array, malformed: Malformed) {
+    this.bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#malformed = malformed;
+  }
+
+  get length(): number {
+    return this.bytes.byteLength;
+  }
+
+  /** Fails unless [at, at + size) lies inside the buffer. */
+  check(at: number, size: number, what: string): void {
+    if (!(at >= 0 && size >= 0 && at + size <= this.bytes.byteLength)) {
+      this.#malformed(
+        `${what}: bytes ${at}..${at + size} lie outside the ${this.bytes.byteLength} bytes read`,
+      );
+    }
+  }
+
+  u8(at: number): number {
+    this.check(at, 1, 'u8');
+    return this.#view.getUint8(at);
+  }
+
+  u16(at: number): number {
+    this.check(at, 2, 'u16');
+    return this.#view.getUint16(at, true);
+  }
+
+  i32(at: number): number {
+    this.check(at, 4, 'i32');
+    return this.#view.getInt32(at, true);
+  }
+
+  u32(at: number): number {
+    this.check(at, 4, 'u32');
+    return this.#view.getUint32(at, true);
+  }
+
+  f32(at: number): number {
+    this.check(at, 4, 'f32');
+    return this.#view.getFloat32(at, true);
+  }
+
+  /** A u64 as a number; past 2^53 it cannot be an offset or size here, except all-ones. */
+  u64(at: number, what: string): number {
+    this.check(at, 8, what);
+    const low = this.#view.getUint32(at, true);
+    const high = this.#view.getUint32(at + 4, true);
+    if (high === 0xffffffff && low === 0xffffffff) return Number.POSITIVE_INFINITY;
+    if (high > 0x1fffff) this.#malformed(`${what}: ${high * 2 ** 32 + low} is too large`);
+    return high * 2 ** 32 + low;
+  }
+
+  /** The 4-byte identifier at [4, 8) (a flatbuffer's file_identifier). */
+  identifier(): string {
+    this.check(0, 8, 'file identifier');
+    return String.fromCharCode(...this.bytes.subarray(4, 8));
+  }
+
+  /** The root table (its offset is the u32 at byte 0). */
+  root(name: string): Table {
+    return this.table(this.u32(0), name);
+  }
+
+  /** The table at `at`: its vtable (at - soffset) and both sizes are checked. */
+  table(at: number, name: string): Table {
+    this.check(at, 4, name);
+    const vtable = at - this.#view.getInt32(at, true);
+    this.check(vtable, 4, `${name} vtable`);
+    const vtableSize = this.#view.getUint16(vtable, true);
+    const tableSize = this.#view.getUint16(vtable + 2, true);
+    if (vtableSize < 4 || vtableSize % 2 !== 0)
+      this.#malformed(`${name}: vtable size ${vtableSize}`);
+    this.check(vtable, vtableSize, `${name} vtable`);
+    if (tableSize < 4) this.#malformed(`${name}: table size ${tableSize}`);
+    this.check(at, tableSize, name);
+    return { at, vtable, vtableSize, tableSize, name };
+  }
+
+  /** Absolute position of field `slot` of `table`, 0 when absent. */
+  field(table: Table, slot: number, size: number): number {
+    const entry = 4 + 2 * slot;
+    if (entry + 2 > table.vtableSize) return 0;
+    const offset = this.#view.getUint16(table.vtable + entry, true);
+    if (offset === 0) return 0;
+    if (offset < 4 || offset + size > table.tableSize) {
+      this.#malformed(`${table.name}: field ${slot} at ${offset} lies outside the table`);
+    }
+    return table.at + offset;
+  }
+
+  fieldU8(table: Table, slot: number, fallback = 0): number {
+    const at = this.field(table, slot, 1);
+    return at === 0 ? fallback : this.#view.getUint8(at);
+  }
+
+  fieldU16(table: Table, slot: number, fallback = 0): number {
+    const at = this.field(table, slot, 2);
+    return at === 0 ? fallback : this.#view.getUint16(at, true);
+  }
+
+  fieldI32(table: Table, slot: number, fallback = 0): number {
+    const at = this.field(table, slot, 4);
+    return at === 0 ? fallback : this.#view.getInt32(at, true);
+  }
+
+  fieldU32(table: Table, slot: number, fallback = 0): number {
+    const at = this.field(table, slot, 4);
+    return at === 0 ? fallback : this.#view.getUint32(at, true);
+  }
+
+  fieldF32(table: Table, slot: number, fallback = 0): number {
+    const at = this.field(table, slot, 4);
+    return at === 0 ? fallback : this.#view.getFloat32(at, true);
+  }
+
+  fieldU64(table: Table, slot: number, what: string, fallback = 0): number {
+    const at = this.field(table, slot, 8);
+    return at === 0 ? fallback : this.u64(at, what);
+  }
+
+  /** Position a field's uoffset points at (0 when the field is absent). */
+  #target(table: Table, slot: number): number {
+    const at = this.field(table, slot, 4);
+    if (at === 0) return 0;
+    return at + this.#view.getUint32(at, true);
+  }
+
+  /** A sub-table field, or null when absent. */
+  fieldTable(table: Table, slot: number, name: string): Table | null {
+    const at = this.#target(table, slot);
+    return at === 0 ? null : this.table(at, name);
+  }
+
+  /** A vector field whose elements are `elementSize` bytes (an empty vector when absent). */
+  fieldVector(table: Table, slot: number, elementSize: number, name: string): Vector {
+    const at = this.#target(table, slot);
+    if (at === 0) return NO_VECTOR;
+    const length = this.u32(at);
+    this.check(at + 4, length * elementSize, name);
+    return { start: at + 4, length };
+  }
+
+  /** Element `index` of a vector of tables. */
+  tableAt(vector: Vector, index: number, name: string): Table {
+    const at = vector.start + 4 * index;
+    return this.table(at + this.#view.getUint32(at, true), name);
+  }
+
+  /** A string field (UTF-8), or null when absent. */
+  fieldString(table: Table, slot: number, name: string): string | null {
+    const vector = this.fieldVector(table, slot, 1, name);
+    if (vector === NO_VECTOR) return null;
+    return this.#text(vector, name);
+  }
+
+  /** Element `index` of a vector of strings. */
+  stringAt(vector: Vector, index: number, name: string): string {
+    const at = vector.start + 4 * index;
+    const target = at + this.#view.getUint32(at, true);
+    const length = this.u32(target);
+    this.check(target + 4, length, name);
+    return this.#text({ start: target + 4, length }, name);
+  }
+
+  #text(vector: Vector, name: string): string {
+    try {
+      return this.#decoder.decode(this.bytes.subarray(vector.start, vector.start + vector.length));
+    } catch {
+      return this.#malformed(`${name}: not UTF-8`);
+    }
+  }
+
+  /** A vector of u32 (or i32 when `signed`) as numbers. */
+  numbers(vector: Vector, signed = false): number[] {
+    const values = new Array<number>(vector.length);
+    for (let i = 0; i < vector.length; i++) {
+      const at = vector.start + 4 * i;
+      values[i] = signed ? this.#view.getInt32(at, true) : this.#view.getUint32(at, true);
+    }
+    return values;
+  }
+
+  /** A vector of i64 as numbers (each must be a safe integer). */
+  longs(vector: Vector, name: string): number[] {
+    const values = new Array<number>(vector.length);
+    for (let i = 0; i < vector.length; i++) {
+      const at = vector.start + 8 * i;
+      const value = this.#view.getBigInt64(at, true);
+      if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+        this.#malformed(`${name}[${i}]: ${value} is out of range`);
+      }
+      values[i] = Number(value);
+    }
+    return values;
+  }
+}

@@ -1,0 +1,324 @@
+// The XNNPACK delegate's payload: an XH00 header, then the XNNGraph flatbuffer (identifier
+// XN01) and constant data. Read into a few typed columns (one pass, no object per node or
+// value); a constant's key is read from the flatbuffer when asked for.
+import { FlatBuffer, type Malformed, type Table, type Vector } from './flatbuffer.js';
+
+/** backends/xnnpack/serialization/schema.fbs XNodeUnion, 1-based in declaration order. */
+export const XNODE_NAMES = [
+  'NONE',
+  'XNNAdd',
+  'XNNFullyConnected',
+  'XNNSoftmax',
+  'XNNSigmoid',
+  'XNNStaticTranspose',
+  'XNNClamp',
+  'XNNConv2d',
+  'XNNDiv',
+  'XNNStaticResizeBilinear2D',
+  'XNNStaticConstantPad',
+  'XNNAvgPooling2d',
+  'XNNMinimum',
+  'XNNDepthwiseConv2d',
+  'XNNMaxPooling2d',
+  'XNNMultiply',
+  'XNNSubtract',
+  'XNNFloor',
+  'XNNConvert',
+  'XNNGlobalAvgPooling2d',
+  'XNNStaticReshape',
+  'XNNArgMaxPooling2d',
+  'XNNSquareRoot',
+  'XNNCeiling',
+  'XNNHardswish',
+  'XNNLeakyReLU',
+  'XNNMaximum',
+  'XNNNegate',
+  'XNNSquare',
+  'XNNELU',
+  'XNNAbs',
+  'XNNPReLU',
+  'XNNConcatenate2',
+  'XNNConcatenate3',
+  'XNNConcatenate4',
+  'XNNStaticSlice',
+  'XNNScaledDotProductAttention',
+  'XNNBatchMatrixMultiply',
+  'XNNConcatenate5',
+  'XNNConvTranspose2d',
+  'XNNReciprocalSquareRoot',
+  'XNNLog',
+  'XNNGelu',
+  'XNNTanh',
+  'XNNExp',
+  'XNNSin',
+  'XNNCopy',
+  'XNNCos',
+] as const;
+export const XNODE_FULLY_CONNECTED = 2;
+export const XNODE_CLAMP = 6;
+export const XNODE_GELU = 42;
+/** Nodes whose table is _XNNNode1x1 {input_id, output_id, flags}. */
+const NODE_1X1 = new Set([
+  3, 4, 6, 17, 18, 19, 22, 23, 24, 27, 28, 30, 40, 41, 42, 43, 44, 45, 46, 47,
+]);
+/** XNNDatatype: xnn_datatype_fp32. */
+export const XNN_DATATYPE_FP32 = 1;
+/** XValueUnion: XNNTensorValue = 1, XNNQuantizedTensorValue = 2. */
+const XVALUE_TENSOR = 1;
+const XVALUE_QUANTIZED = 2;
+/** XNNTensorValue.flags (runtime/XNNExecutor.cpp): external input and output. */
+export const XNN_VALUE_FLAG_EXTERNAL_INPUT = 1;
+export const XNN_VALUE_FLAG_EXTERNAL_OUTPUT = 2;
+/** An id that names no value (XNN_INVALID_VALUE_ID), e.g. a fully-connected node's absent bias. */
+export const XNN_INVALID_ID = 0xffffffff;
+
+/** backends/xnnpack/runtime/XNNHeader.h: magic at [4, 8), then the section offsets. */
+const HEADER_MAGIC = 'XH00';
+const HEADER_MIN_LENGTH = 30;
+/** XNNGraph identifiers the runtime accepts (runtime/XNNCompiler.cpp). */
+const GRAPH_IDENTIFIERS = new Set(['XN01', 'XN00']);
+
+const GRAPH = { xnodes: 1, xvalues: 2, inputIds: 4, outputIds: 5, constantData: 8 };
+const TENSOR_VALUE = {
+  datatype: 0,
+  dims: 2,
+  constantBufferIdx: 3,
+  externalId: 4,
+  flags: 5,
+  idOut: 6,
+};
+
+export interface XnnGraph {
+  readonly nodeCount: number;
+  /** XNodeUnion type of each node. */
+  readonly nodeType: Uint8Array;
+  /** The node's (first) input, filter, bias and output value ids (XNN_INVALID_ID: none). */
+  readonly nodeInput: Uint32Array;
+  readonly nodeFilter: Uint32Array;
+  readonly nodeBias: Uint32Array;
+  readonly nodeOutput: Uint32Array;
+  readonly nodeFlags: Uint32Array;
+  /** XNode.output_min_max (-Infinity and +Infinity when absent, as XNNCompiler reads it). */
+  readonly outputMin: Float32Array;
+  readonly outputMax: Float32Array;
+  readonly valueCount: number;
+  /** Per value id: XNNDatatype (0 for a quantized value), constant_buffer_idx, external_id, flags. */
+  readonly datatype: Uint16Array;
+  readonly quantized: Uint8Array;
+  readonly constantIndex: Uint32Array;
+  readonly externalId: Uint32Array;
+  readonly valueFlags: Uint32Array;
+  /** dims of value id v: dims[dimStart[v] .. dimStart[v + 1]). */
+  readonly dimStart: Uint32Array;
+  readonly dims: Uint32Array;
+  readonly inputIds: readonly number[];
+  readonly outputIds: readonly number[];
+  readonly constantCount: number;
+  /** constant_data[i].named_key, or null when the constant is stored by offset. */
+  constantKey(index: number): string | null;
+  /** The bytes of constant_data[i] stored by offset in the payload's constant data. */
+  constantBytes(index: number): Uint8Array;
+}
+
+/** Reads a delegate payload (`what` names it in errors). */
+export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGraph {
+  const { graphBytes, constants } = splitPayload(payload, malformed);
+  const fb = new FlatBuffer(graphBytes, malformed);
+  if (!GRAPH_IDENTIFIERS.has(fb.identifier())) {
+    malformed(`expected the XNNGraph identifier XN01 but found "${fb.identifier()}"`);
+  }
+  const graph = fb.root('XNNGraph');
+  const values = readValues(
+    fb,
+    fb.fieldVector(graph, GRAPH.xvalues, 4, 'XNNGraph.xvalues'),
+    malformed,
+  );
+  const nodes = readNodes(
+    fb,
+    fb.fieldVector(graph, GRAPH.xnodes, 4, 'XNNGraph.xnodes'),
+    values.count,
+    malformed,
+  );
+  const constantData = fb.fieldVector(graph, GRAPH.constantData, 4, 'XNNGraph.constant_data');
+  for (let v = 0; v < values.count; v++) {
+    if (
+      (values.constantIndex[v] as number) >= constantData.length &&
+      values.constantIndex[v] !== 0
+    ) {
+      malformed(`value ${v}: constant ${values.constantIndex[v]} of ${constantData.length}`);
+    }
+  }
+  const inputIds = fb.numbers(fb.fieldVector(graph, GRAPH.inputIds, 4, 'XNNGraph.input_ids'));
+  const outputIds = fb.numbers(fb.fieldVector(graph, GRAPH.outputIds, 4, 'XNNGraph.output_ids'));
+  for (const id of [...inputIds, ...outputIds]) {
+    if (id >= values.count) malformed(`external value ${id} of ${values.count}`);
+  }
+  const constant = (index: number): Table => {
+    if (!(index >= 0 && index < constantData.length)) {
+      malformed(`constant ${index} of ${constantData.length}`);
+    }
+    return fb.tableAt(constantData, index, 'ConstantDataOffset');
+  };
+  return {
+    ...nodes,
+    ...values.columns,
+    valueCount: values.count,
+    inputIds,
+    outputIds,
+    constantCount: constantData.length,
+    constantKey: (index) => fb.fieldString(constant(index), 2, 'ConstantDataOffset.named_key'),
+    constantBytes: (index) => {
+      const entry = constant(index);
+      // XNNCompiler.cpp getConstantDataPtr: payload[constant_data_offset + offset, + size).
+      const offset = fb.fieldU64(entry, 0, 'ConstantDataOffset.offset');
+      const size = fb.fieldU64(entry, 1, 'ConstantDataOffset.size');
+      if (!(offset + size <= constants.byteLength)) {
+        malformed(
+          `constant ${index}: bytes ${offset}..${offset + size} of ${constants.byteLength} of constant data`,
+        );
+      }
+      return constants.subarray(offset, offset + size);
+    },
+  };
+}
+
+/** The XNNGraph flatbuffer and the constant data of a payload, with or without XH00. */
+function splitPayload(
+  payload: Uint8Array,
+  malformed: Malformed,
+): { graphBytes: Uint8Array; constants: Uint8Array } {
+  if (payload.byteLength < 8) malformed(`a delegate payload of ${payload.byteLength} bytes`);
+  const magic = String.fromCharCode(...payload.subarray(4, 8));
+  if (magic !== HEADER_MAGIC) return { graphBytes: payload, constants: payload.subarray(0, 0) };
+  const header = new FlatBuffer(payload, malformed);
+  const length = header.u16(8);
+  if (length < HEADER_MIN_LENGTH) malformed(`XH00 header length ${length}`);
+  const graphOffset = header.u32(10);
+  const graphSize = header.u32(14);
+  const constantOffset = header.u32(18);
+  const constantSize = header.u64(22, 'XH00 constant_data_size');
+  if (!(graphOffset >= length && graphOffset + graphSize <= payload.byteLength)) {
+    malformed(
+      `XH00 flatbuffer (bytes ${graphOffset}..${graphOffset + graphSize}) lies outside the ${payload.byteLength}-byte payload`,
+    );
+  }
+  if (!(constantOffset + constantSize <= payload.byteLength)) {
+    malformed(
+      `XH00 constant data (bytes ${constantOffset}..${constantOffset + constantSize}) lies outside the ${payload.byteLength}-byte payload`,
+    );
+  }
+  return {
+    graphBytes: payload.subarray(graphOffset, graphOffset + graphSize),
+    constants: payload.subarray(constantOffset, constantOffset + constantSize),
+  };
+}
+
+function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
+  const count = list.length;
+  const datatype = new Uint16Array(count);
+  const quantized = new Uint8Array(count);
+  const constantIndex = new Uint32Array(count);
+  const externalId = new Uint32Array(count);
+  const valueFlags = new Uint32Array(count);
+  const dimStart = new Uint32Array(count + 1);
+  const seen = new Uint8Array(count);
+  const tensors: (Table | null)[] = new Array(count);
+  let totalDims = 0;
+  for (let i = 0; i < count; i++) {
+    const value = fb.tableAt(list, i, 'XValue');
+    const type = fb.fieldU8(value, 0);
+    let tensor = fb.fieldTable(value, 1, 'XValue.xvalue_union');
+    if (tensor === null || (type !== XVALUE_TENSOR && type !== XVALUE_QUANTIZED)) {
+      malformed(`xvalues[${i}]: value type ${type}`);
+    }
+    if (type === XVALUE_QUANTIZED) {
+      tensor = fb.fieldTable(tensor, 0, 'XNNQuantizedTensorValue.tensor_value');
+      if (tensor === null) malformed(`xvalues[${i}]: a quantized value without its tensor`);
+    }
+    const id = fb.fieldU32(tensor, TENSOR_VALUE.idOut);
+    // The serializer numbers values in order (operators/node_visitor.py: id_out = len(xvalues)).
+    if (id >= count || seen[id] === 1) malformed(`xvalues[${i}]: id_out ${id}`);
+    seen[id] = 1;
+    tensors[id] = tensor;
+    quantized[id] = type === XVALUE_QUANTIZED ? 1 : 0;
+    datatype[id] = fb.fieldU16(tensor, TENSOR_VALUE.datatype);
+    constantIndex[id] = fb.fieldU32(tensor, TENSOR_VALUE.constantBufferIdx);
+    externalId[id] = fb.fieldU32(tensor, TENSOR_VALUE.externalId);
+    valueFlags[id] = fb.fieldU32(tensor, TENSOR_VALUE.flags);
+    totalDims += fb.fieldVector(tensor, TENSOR_VALUE.dims, 4, 'XNNTensorValue.dims').length;
+  }
+  const dims = new Uint32Array(totalDims);
+  let at = 0;
+  for (let id = 0; id < count; id++) {
+    dimStart[id] = at;
+    const vector = fb.fieldVector(
+      tensors[id] as Table,
+      TENSOR_VALUE.dims,
+      4,
+      'XNNTensorValue.dims',
+    );
+    for (let d = 0; d < vector.length; d++) dims[at++] = fb.u32(vector.start + 4 * d);
+  }
+  dimStart[count] = at;
+  return {
+    count,
+    constantIndex,
+    columns: { datatype, quantized, constantIndex, externalId, valueFlags, dimStart, dims },
+  };
+}
+
+function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: Malformed) {
+  const nodeCount = list.length;
+  const nodeType = new Uint8Array(nodeCount);
+  const nodeInput = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
+  const nodeFilter = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
+  const nodeBias = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
+  const nodeOutput = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
+  const nodeFlags = new Uint32Array(nodeCount);
+  const outputMin = new Float32Array(nodeCount).fill(Number.NEGATIVE_INFINITY);
+  const outputMax = new Float32Array(nodeCount).fill(Number.POSITIVE_INFINITY);
+  const id = (value: number, node: number, role: string, optional = false): number => {
+    if (value < valueCount || (optional && value === XNN_INVALID_ID)) return value;
+    return malformed(`xnodes[${node}]: ${role} ${value} of ${valueCount} values`);
+  };
+  for (let n = 0; n < nodeCount; n++) {
+    const node = fb.tableAt(list, n, 'XNode');
+    const type = fb.fieldU8(node, 0);
+    nodeType[n] = type;
+    const args = fb.fieldTable(node, 1, 'XNode.xnode_union');
+    if (args === null) malformed(`xnodes[${n}]: no node arguments`);
+    const minMax = fb.fieldTable(node, 3, 'OutputMinMax');
+    if (minMax !== null) {
+      // Absent fields read as the schema's default, 0.0 (as XNNCompiler reads them).
+      outputMin[n] = fb.fieldF32(minMax, 0);
+      outputMax[n] = fb.fieldF32(minMax, 1);
+    }
+    if (type === XNODE_FULLY_CONNECTED) {
+      nodeInput[n] = id(fb.fieldU32(args, 0), n, 'input1_id');
+      nodeFilter[n] = id(fb.fieldU32(args, 1), n, 'filter_id');
+      nodeBias[n] = id(fb.fieldU32(args, 2), n, 'bias_id', true);
+      nodeOutput[n] = id(fb.fieldU32(args, 3), n, 'output_id');
+      nodeFlags[n] = fb.fieldU32(args, 4);
+    } else if (NODE_1X1.has(type)) {
+      nodeInput[n] = id(fb.fieldU32(args, 0), n, 'input_id');
+      nodeOutput[n] = id(fb.fieldU32(args, 1), n, 'output_id');
+      nodeFlags[n] = fb.fieldU32(args, 2);
+    }
+  }
+  return {
+    nodeCount,
+    nodeType,
+    nodeInput,
+    nodeFilter,
+    nodeBias,
+    nodeOutput,
+    nodeFlags,
+    outputMin,
+    outputMax,
+  };
+}
+
+/** A node type's schema name ("XNNSoftmax"), or its number when the schema has none. */
+export function xnodeName(type: number): string {
+  return XNODE_NAMES[type] ?? `XNode type ${type}`;
+}
