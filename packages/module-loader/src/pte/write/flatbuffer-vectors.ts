@@ -1,0 +1,35 @@
+import type { FlatbufferBuilder } from './flatbuffers-runtime.js';
+
+// Vectors are written back to front, as flatbuffers builds; each helper returns the
+// vector's offset, to be added to a table before the table is started.
+
+type Offset = number;
+
+export function uint32Vector(builder: FlatbufferBuilder, values: readonly number[]): Offset {
+  builder.startVector(4, values.length, 4);
+  for (let i = values.length - 1; i >= 0; i--) builder.addInt32((values[i] as number) | 0);
+  return builder.endVector();
+}
+
+export function int32Vector(builder: FlatbufferBuilder, values: readonly number[]): Offset {
+  return uint32Vector(builder, values);
+}
+
+export function int64Vector(builder: FlatbufferBuilder, values: readonly bigint[]): Offset {
+  builder.startVector(8, values.length, 8);
+  for (let i = values.length - 1; i >= 0; i--) builder.addInt64(values[i] as bigint);
+  return builder.endVector();
+}
+
+export function offsetVector(builder: FlatbufferBuilder, offsets: readonly Offset[]): Offset {
+  builder.startVector(4, offsets.length, 4);
+  for (let i = offsets.length - 1; i >= 0; i--) builder.addOffset(offsets[i] as Offset);
+  return builder.endVector();
+}
+
+/** A [ubyte] vector whose first byte sits at a multiple of `alignment` (force_align). */
+export function byteVector(builder: FlatbufferBuilder, bytes: Uint8Array, alignment = 1): Offset {
+  // Aligning the end of the bytes (the buffer grows downwards) aligns their start.
+  builder.prep(alignment, bytes.length);
+  return builder.createByteVector(bytes);
+}

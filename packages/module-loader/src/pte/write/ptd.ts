@@ -1,0 +1,38 @@
+import { encodeFlatTensorFlatbuffer } from './flat-tensor-flatbuffer.js';
+import {
+  encodeFlatTensorHeader,
+  FLAT_TENSOR_FLATBUFFER_ALIGNMENT,
+  FLAT_TENSOR_HEADER_LENGTH,
+} from './flat-tensor-header.js';
+import { insertFlatbufferHeader } from './inserted-header.js';
+import { collectNamedData } from './named-data-buffers.js';
+import { alignUp } from './padding.js';
+import type { NamedDataEntry } from './pte-description.js';
+import { layoutSegments, SEGMENT_ALIGNMENT } from './segments.js';
+
+/**
+ * A `.ptd` file as extension/flat_tensor/serialize/serialize.py FlatTensorSerializer
+ * writes it: the FlatTensor flatbuffer with the FH01 header at offset 8 (padded to 48),
+ * zeros up to segment_base_offset = align_up(48 + flatbuffer size, 128), then one segment
+ * per unique buffer (equal bytes under two keys are stored once).
+ */
+export function encodePtd(entries: readonly NamedDataEntry[]): Uint8Array {
+  const named = collectNamedData(entries);
+  const layout = layoutSegments(named.buffers);
+  const flatbuffer = encodeFlatTensorFlatbuffer({
+    segments: layout.segments,
+    namedData: named.keys.map(({ key, buffer }) => ({ key, segmentIndex: buffer })),
+  });
+  const paddedHeaderLength = alignUp(FLAT_TENSOR_HEADER_LENGTH, FLAT_TENSOR_FLATBUFFER_ALIGNMENT);
+  const segmentBaseOffset = alignUp(paddedHeaderLength + flatbuffer.length, SEGMENT_ALIGNMENT);
+  const header = encodeFlatTensorHeader({
+    flatbufferOffset: paddedHeaderLength,
+    flatbufferSize: flatbuffer.length,
+    segmentBaseOffset,
+    segmentDataSize: layout.data.length,
+  });
+  const out = new Uint8Array(segmentBaseOffset + layout.data.length);
+  out.set(insertFlatbufferHeader(flatbuffer, header, paddedHeaderLength), 0);
+  out.set(layout.data, segmentBaseOffset);
+  return out;
+}
