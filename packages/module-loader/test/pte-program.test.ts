@@ -155,7 +155,8 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
       unsupported: [],
     });
     expect(summary?.delegates[0]?.constants.map((constant) => constant.key)).toEqual(keys);
-    expect(keys[0]).toBe(sha256(new Uint8Array((layers[0]?.weight as Float32Array).buffer)));
+    const firstWeight = (layers[0] as { weight: Float32Array }).weight;
+    expect(keys[0]).toBe(sha256(new Uint8Array(firstWeight.buffer)));
     program.close();
   });
 
