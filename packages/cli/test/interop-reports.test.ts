@@ -37,7 +37,7 @@ describe('v2 files as ExecuTorch writes them', () => {
     expect((await memlayer(['verify', path, '--full'])).status).toBe(0);
   });
 
-  test('a short index (fewer entries than entry_count) is a warning, not a failure', async () => {
+  test('a short index (fewer entries than entry_count) is read like ExecuTorch, but verify fails', async () => {
     const path = file(
       'short-index.bin',
       v2Bytes([{ name: 'w', offset: 0, size: 64, seed: 7 }], { dataEnd: 4096, entryCount: 3 }),
@@ -49,11 +49,10 @@ describe('v2 files as ExecuTorch writes them', () => {
     expect(report.tolerated.length).toBeGreaterThan(0);
     const text = await memlayer(['inspect', path]);
     expect(text.stderr).toMatch(/^warning ERR_XPWC_\w+ at byte \d+: .*as ExecuTorch does/m);
+    // Entries were lost: reading on is right, calling the file sound is not.
     const verify = await memlayer(['verify', path, '--json']);
-    expect(verify.status).toBe(0);
-    const findings = JSON.parse(verify.stdout).findings;
-    expect(findings.length).toBeGreaterThan(0);
-    expect(findings.every((f: { severity: string }) => f.severity === 'warning')).toBe(true);
+    expect(verify.status).toBe(1);
+    expect(JSON.parse(verify.stdout).lostEntries).toEqual({ readable: 1, claimed: 3 });
   });
 
   test('a file that is only the 20-byte footer (no entries) reads as empty', async () => {
@@ -139,13 +138,12 @@ describe('v3 commit slots', () => {
     expect((await memlayer(['inspect', path])).stderr).toContain('commit slot 1 is corrupt');
   });
 
-  test('a save cut short (trailer past the end of the file) is a warning: verify exits 0', async () => {
+  test('a committed trailer cut off by the end of the file lost its entries: verify exits 1', async () => {
     const { bytes, lastIndexStart } = v3TwoCommits();
     const path = file('torn.bin', bytes.subarray(0, lastIndexStart + 40));
     const verify = await memlayer(['verify', path, '--json']);
-    expect(verify.status, verify.stdout).toBe(0);
+    expect(verify.status, verify.stdout).toBe(1);
     const findings = JSON.parse(verify.stdout).findings;
-    expect(findings.map((f: { code: string }) => f.code)).toContain('INTERRUPTED_SAVE');
-    expect(findings.every((f: { severity: string }) => f.severity === 'warning')).toBe(true);
+    expect(findings.map((f: { code: string }) => f.code)).toContain('ENTRIES_LOST');
   });
 });

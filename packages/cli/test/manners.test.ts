@@ -198,10 +198,6 @@ describe('compact --out', () => {
     expect(existsSync(out)).toBe(false);
     expect(leftovers()).toEqual([]);
   });
-
-  test('--force without --out is bad usage', async () => {
-    expect((await memlayer(['compact', v3Path, '--force'])).status).toBe(2);
-  });
 });
 
 test('bench only says where the benchmark suite went (exit 2, nothing written)', async () => {

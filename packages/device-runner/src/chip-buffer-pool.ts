@@ -1,6 +1,7 @@
 import type { ChipCallableView } from './chip-callable.js';
 import { alignUp, CALLABLE_ALIGN } from './constants.js';
 import { DeviceRunnerError } from './errors.js';
+import { type FuncTable, funcTableOf } from './func-table.js';
 import { contentHash } from './hashes.js';
 import { patchedScratch } from './patch.js';
 import type { SimDevice } from './sim-device.js';
@@ -15,6 +16,8 @@ export interface ChipBuffer {
   refcount: number;
   /** Host copy of the unpatched bytes, compared on every hash hit. */
   readonly bytes: Uint8Array;
+  /** Its children's (func_id, device address) pairs: equal bytes, equal table. */
+  readonly funcTable: FuncTable;
 }
 
 export interface ChipBufferPoolOptions {
@@ -85,6 +88,7 @@ export class ChipBufferPool {
       size: parsed.totalSize,
       refcount: 1,
       bytes: new Uint8Array(content),
+      funcTable: funcTableOf(parsed, devAddr),
     };
     if (bucket) bucket.push(buffer);
     else this.byHash.set(hash, [buffer]);

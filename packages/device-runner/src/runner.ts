@@ -5,12 +5,11 @@ import {
   alignUp,
   CALLABLE_ALIGN,
   DEFAULT_CHIP_MAX_TENSOR_ARGS,
-  MAX_FUNC_ID,
   MAX_REGISTERED_CALLABLE_IDS,
 } from './constants.js';
 import { DeviceRunnerError, describeValue, invalidArgument } from './errors.js';
+import { checkFuncIds } from './func-table.js';
 import { type LoadedOrchestration, loadOrchestration } from './orchestration.js';
-import { childDeviceAddress } from './patch.js';
 import type {
   ChipBufferStats,
   DeviceRunnerOptions,
@@ -67,8 +66,9 @@ export class DeviceRunner {
   }
 
   /**
-   * admission → upload (dedup; lease) → validate → record → AICPU register (device
-   * orchestration) or host load. Any failure after the upload releases the lease.
+   * admission → parse and func_id check → upload (dedup; lease) → validate → record → AICPU
+   * register (device orchestration) or host load. Any failure after the upload releases the
+   * lease.
    */
   registerCallable(
     cid: number,
@@ -93,6 +93,7 @@ export class DeviceRunner {
     }
     this.admit('registerCallable');
     const parsed = parseChipCallable(callable, { maxTensorArgs: this.maxTensorArgs });
+    checkFuncIds(parsed);
 
     const lease = this.pool.acquire(callable, parsed);
     let recorded = false;
@@ -267,14 +268,6 @@ export class DeviceRunner {
     if (parsed.binarySize === 0) {
       throw new DeviceRunnerError('ERR_EMPTY_ORCHESTRATION', 'the orchestration .so is empty');
     }
-    parsed.children.forEach((child, i) => {
-      if (child.funcId < 0 || child.funcId >= MAX_FUNC_ID) {
-        throw new DeviceRunnerError(
-          'ERR_FUNC_ID_OUT_OF_RANGE',
-          `Expected a func_id in [0, ${MAX_FUNC_ID}) for child ${i} but received ${child.funcId}`,
-        );
-      }
-    });
   }
 
   private record(
@@ -294,9 +287,7 @@ export class DeviceRunner {
       orchSize: parsed.binarySize,
       funcName: parsed.funcName,
       configName: parsed.configName,
-      dispatch: parsed.children.map(
-        (child) => [child.funcId, childDeviceAddress(buffer.devAddr, child)] as const,
-      ),
+      dispatch: buffer.funcTable,
       loaded: null,
     };
     this.callables.set(cid, record);

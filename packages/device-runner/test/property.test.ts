@@ -41,6 +41,8 @@ function expectedRefusal(
   live: boolean,
   model: ReadonlyMap<number, number>,
 ): DeviceRunnerErrorCode | null {
+  // func_ids are checked before the upload: no fault can fire for them.
+  if (op.content === 5) return 'ERR_FUNC_ID_OUT_OF_RANGE';
   // upload: a new content needs an allocation and a copy, where the injected fault fires.
   if (!live && op.fault === 'alloc') return 'ERR_DEVICE_ALLOC_FAILED';
   if (!live && op.fault === 'h2d') return 'ERR_DEVICE_COPY_FAILED';
@@ -48,7 +50,6 @@ function expectedRefusal(
   if (!Number.isInteger(op.cid) || op.cid < 0 || op.cid >= 64)
     return 'ERR_CALLABLE_ID_OUT_OF_RANGE';
   if (model.has(op.cid)) return 'ERR_CALLABLE_ALREADY_REGISTERED';
-  if (op.content === 5) return 'ERR_FUNC_ID_OUT_OF_RANGE';
   if (op.content === 4) return op.host ? 'ERR_HOST_LOAD_FAILED' : 'ERR_AICPU_LOAD_FAILED';
   return null;
 }

@@ -277,6 +277,46 @@ describe('DeviceRunner: every failure path leaves the pool and committed bytes u
     runner.registerCallable(1, shared, { orchestration: 'host' });
     expect(runner.chipBuffers()[0]?.refcount).toBe(2);
   });
+
+  it.each([
+    ['1024', 1023],
+    ['-1', -1],
+  ])('a func_id of %s is refused before any device allocation or copy', (_name, funcIdBase) => {
+    const { device, runner } = setup();
+    runner.registerCallable(0, makeCallable(1));
+    const deviceBefore = device.stats();
+    const runnerBefore = runner.stats();
+    const bad = makeCallable(50, { funcIdBase });
+    expect(errorCode(() => runner.registerCallable(5, bad))).toBe('ERR_FUNC_ID_OUT_OF_RANGE');
+    // A dedup hit uploads nothing either: the same bytes are refused before the pool lookup.
+    expect(errorCode(() => runner.registerCallable(6, bad))).toBe('ERR_FUNC_ID_OUT_OF_RANGE');
+    expect(device.stats()).toEqual(deviceBefore);
+    expect(runner.stats()).toEqual({
+      ...runnerBefore,
+      failedRegistrations: runnerBefore.failedRegistrations + 2,
+    });
+  });
+});
+
+describe('DeviceRunner: func_id table per chip buffer', () => {
+  it('every cid holding a buffer shares its one table, made at upload', () => {
+    const { runner } = setup();
+    const bytes = makeCallable(1, { children: 3, funcIdBase: 7 });
+    const first = runner.registerCallable(0, bytes).callable;
+    const second = runner.registerCallable(1, bytes.slice()).callable;
+    expect(second.dispatch).toBe(first.dispatch);
+    const parsed = parseChipCallable(bytes);
+    expect(first.dispatch).toEqual(
+      parsed.children.map((child) => [child.funcId, first.chipDev + child.imageOffset]),
+    );
+    // The table goes with its buffer: a new upload of the same bytes gets a new one.
+    runner.unregisterCallable(0);
+    runner.unregisterCallable(1);
+    const again = runner.registerCallable(2, bytes).callable;
+    expect(again.dispatch).toEqual(
+      parsed.children.map((child) => [child.funcId, again.chipDev + child.imageOffset]),
+    );
+  });
 });
 
 describe('DeviceRunner: AICPU, bind, runs, finalize', () => {

@@ -55,13 +55,21 @@ export const verifyCommand: Command = {
         message: `${cause.message} (byte ${cause.offset})`,
       });
     }
+    const { entryLossAt } = await import('../entry-loss.js');
+    const loss = entryLossAt(path, resolve(context.cwd, path));
+    if (loss) findings.push({ severity: 'problem', code: 'ENTRIES_LOST', message: loss.message });
     let checkedBytes = 0;
     if (report) {
       for (const warning of report.warnings) {
+        // A v2 defect that lost entries is the ENTRIES_LOST problem above, not a warning.
+        const lostThere =
+          loss !== null &&
+          warning.code === 'WARN_XPWC_TOLERATED' &&
+          warning.issue?.code !== 'ERR_XPWC_BAD_INDEX_START';
+        if (lostThere) continue;
         const severity = warning.code === 'WARN_XPWC_OVERLAPPING_DATA' ? 'problem' : 'warning';
         findings.push({ severity, code: warning.code, message: warning.message });
       }
-      // Tolerated v2 defects arrive through lintTrailer as WARN_XPWC_TOLERATED warnings.
       findings.push(...slotFindings(report));
       if (report.historyError)
         findings.push({
@@ -69,13 +77,13 @@ export const verifyCommand: Command = {
           code: 'HISTORY',
           message: `older trailer chain is broken: ${report.historyError}`,
         });
-      const damaged = report.commit?.slots.some((slot) => slot.damaged) === true;
+      const damaged = loss !== null || report.commit?.slots.some((slot) => slot.damaged) === true;
       if (report.deadTailBytes > 0) {
         findings.push({
           severity: 'warning',
           code: 'DEAD_TAIL',
           message: damaged
-            ? `${report.deadTailBytes} bytes after the trailer in use are reachable from no sound commit slot (the damaged slot above)`
+            ? `${report.deadTailBytes} bytes after the trailer in use are reachable from no sound commit slot (see above)`
             : `${report.deadTailBytes} bytes after the committed trailer were never committed (an interrupted save)`,
         });
       }
@@ -105,6 +113,7 @@ export const verifyCommand: Command = {
       ok: problems.length === 0,
       mode: full ? 'full' : 'index',
       entries: report?.entries.length ?? 0,
+      lostEntries: loss && { readable: loss.readable, claimed: loss.claimed },
       checkedDataBytes: checkedBytes,
       sources: sources && { files: sources.files, bytesHashed: sources.bytesHashed },
       findings,
@@ -134,35 +143,19 @@ export const verifyCommand: Command = {
 };
 
 /**
- * A corrupt slot or one naming a bad trailer is damage (each slot sits alone in a 512-byte
- * sector, written atomically): a problem. A slot naming a trailer past the end of the file
- * is an interrupted save: a warning, the previous commit is in use.
+ * A corrupt slot is damage (each slot sits alone in a 512-byte sector, written atomically):
+ * a problem. A slot naming a trailer that is cut off or fails its checks is ENTRIES_LOST.
  */
 function slotFindings(report: CacheReport): Finding[] {
-  const findings: Finding[] = [];
-  for (const slot of report.commit?.slots ?? []) {
-    const why = slot.code ? ` (${slot.code}: ${slot.message})` : '';
-    if (slot.status === 'corrupt') {
-      findings.push({
+  return (report.commit?.slots ?? [])
+    .filter((slot) => slot.status === 'corrupt')
+    .map(
+      (slot): Finding => ({
         severity: 'problem',
         code: 'COMMIT_SLOT_CORRUPT',
-        message: `commit slot ${slot.slot} is corrupt${why}; readers use the other slot's older commit`,
-      });
-    } else if (slot.status === 'bad-trailer') {
-      findings.push({
-        severity: 'problem',
-        code: 'COMMIT_SLOT_BAD_TRAILER',
-        message: `commit slot ${slot.slot} (generation ${slot.generation}) names a trailer that fails its checks${why}; readers use the previous commit`,
-      });
-    } else if (slot.status === 'torn-tail') {
-      findings.push({
-        severity: 'warning',
-        code: 'INTERRUPTED_SAVE',
-        message: `commit slot ${slot.slot} (generation ${slot.generation}) names a trailer past the end of the file: a save was interrupted; the previous commit is in use`,
-      });
-    }
-  }
-  return findings;
+        message: `commit slot ${slot.slot} is corrupt${slot.code ? ` (${slot.code}: ${slot.message})` : ''}; readers use the other slot's older commit`,
+      }),
+    );
 }
 
 async function checkEntryCrcs(
