@@ -14,7 +14,10 @@ import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 import { type ByteProgress, SILENT_PROGRESS } from './progress.js';
 
 export interface RunProgramOptions {
+  /** A JSON program or an ExecuTorch .pte. */
   programPath: string;
+  /** .ptd files of a .pte program. */
+  dataFiles?: readonly string[];
   /** packed_cache_path: '' = heap-only cache. */
   cachePath: string;
   /** Method to run; the first method of the program when omitted. */
@@ -102,7 +105,10 @@ export function runProgram(options: RunProgramOptions): RunReport {
     },
     ascend: { runner },
   });
-  const module = new Module(options.programPath, { registry });
+  const module = new Module(options.programPath, {
+    registry,
+    dataFiles: options.dataFiles ?? [],
+  });
   const backendOptions = new LoadBackendOptionsMap().setOptions(
     'XnnpackBackend',
     new BackendOptions()
@@ -124,15 +130,13 @@ export function runProgram(options: RunProgramOptions): RunReport {
   const initialized = now();
   const packsAfter = packingStats();
   const handle = module.methodHandle(method) as Partial<XnnpackHandle & AscendSimHandle>;
-  const manifest = module.programManifest().methods.get(method);
-  const inputs =
-    manifest?.kind === 'graph'
-      ? manifest.inputs.map((input, index): Tensor => {
-          const data =
-            options.inputs?.[index] ?? deterministicInput(options.batch, input.features, index + 1);
-          return { shape: [data.length / input.features, input.features], data };
-        })
-      : [];
+  const meta = module.methodMeta(method);
+  const inputs = meta.inputs.map((sizes, index): Tensor => {
+    // The last size is the features; the batch is chosen here.
+    const features = sizes[sizes.length - 1] ?? 0;
+    const data = options.inputs?.[index] ?? deterministicInput(options.batch, features, index + 1);
+    return { shape: [data.length / features, features], data };
+  });
   let outputs: Tensor[] = [];
   const executeStart = now();
   for (let round = 0; round < options.repeat; round++) outputs = module.execute(method, inputs);
@@ -152,7 +156,7 @@ export function runProgram(options: RunProgramOptions): RunReport {
   return {
     program: options.programPath,
     method,
-    backend: manifest?.backend ?? '?',
+    backend: meta.backends.join(', ') || '?',
     cachePath: options.cachePath,
     timings: {
       loadMs: loaded - started,

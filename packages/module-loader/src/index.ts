@@ -49,7 +49,12 @@ export { type FileContext, resolveContainedPath } from './files/contained-path.j
 export { savePendingMemoFiles } from './files/deferred-saves.js';
 export { MAX_CALLABLE_BYTES } from './files/limits.js';
 export { readRegularFile } from './files/read-regular-file.js';
-export { type LoadMethodOptions, Module, type ModuleConfig } from './module/module.js';
+export {
+  type LoadMethodOptions,
+  type MethodMeta,
+  Module,
+  type ModuleConfig,
+} from './module/module.js';
 export type {
   BackendOption,
   OptionType,

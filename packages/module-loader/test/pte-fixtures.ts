@@ -26,7 +26,7 @@ export interface Layer {
   out: number;
   in: number;
   /** Fused into the FC node (output_min_max), or a standalone XNNClamp after it. */
-  relu?: 'fused' | 'clamp';
+  relu?: 'fused' | 'clamp' | undefined;
 }
 
 export interface MlpOptions {

@@ -83,8 +83,10 @@ test('1M mutated programs: only ERR_PROGRAM_INVALID escapes', () => {
           length = Math.floor(next() * seed.length);
         } else if (mutation < 0.55) {
           const flips = 1 + Math.floor(next() * 4);
-          for (let f = 0; f < flips; f++)
-            bytes[Math.floor(next() * length)] ^= 1 << Math.floor(next() * 8);
+          for (let f = 0; f < flips; f++) {
+            const at = Math.floor(next() * length);
+            bytes[at] = (bytes[at] as number) ^ (1 << Math.floor(next() * 8));
+          }
         } else {
           const at = Math.floor(next() * (length / 4)) * 4;
           const pick = Math.floor(next() * (INTERESTING.length + 2));

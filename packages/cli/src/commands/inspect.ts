@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
-import { EXIT_OK, usageError } from '../cli-error.js';
-import { boolFlag, type Command, stringFlag } from '../command.js';
+import { CliError, EXIT_OK, usageError } from '../cli-error.js';
+import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, hex32, renderTable, wrap } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
 import { renderStrip, STRIP_LEGEND } from '../layout-strip.js';
@@ -77,9 +77,15 @@ export function reportWarnings(report: CacheReport): string[] {
 
 export const inspectCommand: Command = {
   name: 'inspect',
-  summary: 'version, identity, entries, live vs orphan bytes and a layout strip of a cache file',
-  args: '<cache>',
+  summary:
+    'a cache file: version, identity, entries, live vs orphan bytes and a layout strip; a .pte program: methods, delegates, nodes, constant keys, what cannot run',
+  args: '<cache | model.pte>',
   options: {
+    data: {
+      type: 'string',
+      value: '<model.ptd>',
+      description: 'the .ptd file(s) of a .pte program, comma-separated',
+    },
     json: { type: 'boolean', description: 'print the whole report as one JSON document' },
     svg: {
       type: 'string',
@@ -93,7 +99,8 @@ export const inspectCommand: Command = {
     },
   },
   async run(context) {
-    const path = requirePath(context.positionals);
+    const path = requirePath(context.positionals, 'a cache file or .pte program');
+    if (path.toLowerCase().endsWith('.pte')) return inspectProgram(context, path);
     const report = await loadReport(path, context.cwd);
     const [{ describeLayout, displayName }, { renderLayoutSvg }] = await Promise.all([
       import('../entry-rows.js'),
@@ -181,3 +188,29 @@ export const inspectCommand: Command = {
     return EXIT_OK;
   },
 };
+
+/** inspect of an ExecuTorch program (nothing is loaded into a cache). */
+async function inspectProgram(context: CommandContext, path: string): Promise<number> {
+  const [{ describePteProgram, PteProgram, ModuleLoaderError }, { renderProgramSummary }] =
+    await Promise.all([import('@memlayer/module-loader'), import('../program-inspect.js')]);
+  const data = stringFlag(context, 'data');
+  let program: InstanceType<typeof PteProgram> | undefined;
+  try {
+    program = new PteProgram(
+      resolve(context.cwd, path),
+      data === undefined ? [] : data.split(',').map((file) => resolve(context.cwd, file)),
+    );
+    const methods = describePteProgram(program);
+    context.stdout(
+      boolFlag(context, 'json')
+        ? `${JSON.stringify({ program: path, methods }, null, 2)}\n`
+        : renderProgramSummary(path, methods, context.columns),
+    );
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof ModuleLoaderError) throw new CliError(`${error.code}: ${error.message}`);
+    throw error;
+  } finally {
+    program?.close();
+  }
+}

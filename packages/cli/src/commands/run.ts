@@ -48,8 +48,14 @@ export const runCommand: Command = {
   name: 'run',
   summary:
     'load a program through the module loader and run a method; timings, packs, cache hits, memory',
-  args: '<program.json>',
+  args: '<program.json | model.pte>',
   options: {
+    data: {
+      type: 'string',
+      value: '<model.ptd>',
+      description:
+        'the .ptd file holding the constants of a .pte program (repeat for several: a,b)',
+    },
     cache: {
       type: 'string',
       value: '<file>',
@@ -88,7 +94,8 @@ export const runCommand: Command = {
       import('@memlayer/module-loader'),
       import('../run-program.js'),
     ]);
-    const programPath = requirePath(context.positionals, 'a program.json');
+    const programPath = requirePath(context.positionals, 'a program.json or model.pte');
+    const data = stringFlag(context, 'data');
     const input = stringFlag(context, 'input');
     const method = stringFlag(context, 'method');
     const cachePath = stringFlag(context, 'cache');
@@ -96,6 +103,8 @@ export const runCommand: Command = {
     try {
       report = runProgram({
         programPath: resolve(context.cwd, programPath),
+        dataFiles:
+          data === undefined ? [] : data.split(',').map((file) => resolve(context.cwd, file)),
         // An empty --cache means heap-only, as an empty packed_cache_path does.
         cachePath:
           cachePath === undefined || cachePath === '' ? '' : resolve(context.cwd, cachePath),
@@ -116,6 +125,10 @@ export const runCommand: Command = {
           'ERR_PROGRAM_IO',
           'ERR_INVALID_INPUT',
           'ERR_METHOD_NOT_FOUND',
+          'ERR_PROGRAM_INVALID',
+          'ERR_PROGRAM_UNSUPPORTED',
+          'ERR_DATA_FILE_REQUIRED',
+          'ERR_NAMED_DATA_MISSING',
         ].includes(error.code)
           ? EXIT_USAGE
           : 1,

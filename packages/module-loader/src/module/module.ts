@@ -19,6 +19,16 @@ export interface ModuleConfig {
   dataFiles?: readonly string[];
 }
 
+/** What a method takes and gives, without loading it (ExecuTorch's MethodMeta, reduced). */
+export interface MethodMeta {
+  readonly name: string;
+  /** Each input's sizes as the program declares them (a JSON graph's: [1, features]). */
+  readonly inputs: readonly (readonly number[])[];
+  readonly outputs: number;
+  /** The backends its delegates (or its manifest) name. */
+  readonly backends: readonly string[];
+}
+
 export interface LoadMethodOptions {
   /** Options for this method only; wins over the Module's own map (no merging). */
   options?: ReadonlyLoadBackendOptionsMap;
@@ -115,6 +125,28 @@ export class Module {
     return program instanceof PteProgram
       ? program.methodNames()
       : [...program.manifest.methods.keys()];
+  }
+
+  /** A method's inputs, output count and backends; loads the program if needed. */
+  methodMeta(name: string): MethodMeta {
+    const program = this.requireProgram();
+    if (program instanceof PteProgram) {
+      const method = this.pteMethod(program, name);
+      return {
+        name,
+        inputs: method.inputs.map((value) => method.tensor(value)?.sizes ?? []),
+        outputs: method.outputs.length,
+        backends: [...new Set(method.delegates.map((delegate) => delegate.id))],
+      };
+    }
+    const manifest = program.manifest.methods.get(name);
+    if (!manifest) this.methodNotFound(name, [...program.manifest.methods.keys()]);
+    return {
+      name,
+      inputs: manifest.kind === 'graph' ? manifest.inputs.map((input) => [1, input.features]) : [],
+      outputs: manifest.kind === 'graph' ? manifest.outputs.length : 0,
+      backends: [manifest.backend],
+    };
   }
 
   isMethodLoaded(name: string): boolean {

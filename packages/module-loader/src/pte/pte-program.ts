@@ -49,19 +49,21 @@ export class PteProgram {
   }
 
   /**
-   * The named data of the program and of its data files, by key (read on first use). As
-   * ExecuTorch's merged named data map: the program's own entries, then each .ptd's.
+   * The named data of the data files and of the program, by key (read on first use). As
+   * ExecuTorch's merged map (extension/named_data_map/merged_data_map.h): the .ptd files
+   * first, in the order given, then the program's own entries.
    */
   namedData(): ReadonlyMap<string, NamedBytes> {
     if (this.#named === null) {
       const named = new Map<string, NamedBytes>();
-      for (const [key, bytes] of this.file.namedData()) named.set(key, { bytes, file: this.path });
+      const add = (key: string, bytes: Uint8Array, file: string) => {
+        if (!named.has(key)) named.set(key, { bytes, file });
+      };
       this.dataFiles.forEach((file, index) => {
         const bytes = (this.#maps[index + 1] as MappedBytes).bytes;
-        for (const [key, data] of readPtdNamedData(file, bytes)) {
-          if (!named.has(key)) named.set(key, { bytes: data, file });
-        }
+        for (const [key, data] of readPtdNamedData(file, bytes)) add(key, data, file);
       });
+      for (const [key, bytes] of this.file.namedData()) add(key, bytes, this.path);
       this.#named = named;
     }
     return this.#named;
