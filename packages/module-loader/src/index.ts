@@ -96,6 +96,11 @@ export {
   parseManifest,
 } from './program/manifest.js';
 export { type LoadedProgram, loadProgram, type ProgramVerification } from './program/program.js';
+export {
+  type ExportedProgram,
+  type ExportProgramOptions,
+  exportProgram,
+} from './pte/write/export-program.js';
 export { encodePtd } from './pte/write/ptd.js';
 export { encodePte } from './pte/write/pte.js';
 export {
