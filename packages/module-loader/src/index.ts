@@ -117,6 +117,11 @@ export {
   verifyPteConstants,
 } from './pte/describe.js';
 export { PteProgram } from './pte/pte-program.js';
+export {
+  type ExportedProgram,
+  type ExportProgramOptions,
+  exportProgram,
+} from './pte/write/export-program.js';
 export { encodePtd } from './pte/write/ptd.js';
 export { encodePte } from './pte/write/pte.js';
 export {

@@ -13,6 +13,7 @@ import {
   type XnnGraphDescription,
 } from '../src/index.js';
 import { FlatTable } from './flatbuffer-table.js';
+import { xnnGraphOf } from './pte-files.js';
 
 const ascii = (bytes: Uint8Array, start: number, end: number) =>
   Buffer.from(bytes.subarray(start, end)).toString('latin1');
@@ -49,13 +50,6 @@ function smallGraph(): XnnGraphDescription {
     ],
     constantBytes: new Uint8Array(28).fill(7),
   };
-}
-
-/** The XNNGraph root of a payload, through its XH00 header. */
-function xnnGraphOf(payload: Uint8Array): FlatTable {
-  const header = view(payload);
-  const offset = header.getUint32(10, true);
-  return FlatTable.root(payload.subarray(offset, offset + header.getUint32(14, true)));
 }
 
 describe('encodeXnnPayload', () => {
