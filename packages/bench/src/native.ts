@@ -27,7 +27,9 @@ const LINK_ATTEMPTS = [
 ];
 
 /** Compiles the reference program, or returns why it cannot be built here. */
-function buildNative(dir: string): { binary: string; flags: string[] } | { missing: string } {
+export function buildNative(
+  dir: string,
+): { binary: string; flags: string[] } | { missing: string } {
   mkdirSync(dir, { recursive: true });
   const source = NATIVE_SOURCE;
   // Debian's xnnpack.h includes <pthreadpool.h>, which libxnnpack-dev does not ship: a
@@ -73,7 +75,7 @@ function processesPhrase(processes: number, other: string): string {
 }
 
 /** One run of the C reference program: create time of every round, in ms. */
-function runNative(binary: string, spec: ModelSpec, rounds: number): number[] {
+export function runNative(binary: string, spec: ModelSpec, rounds: number): number[] {
   const output = execFileSync(binary, [String(spec.layers), String(spec.dim), String(rounds)], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,

@@ -8,6 +8,7 @@ import { expect, test } from 'vitest';
 import { delegateProblems } from '../src/backends/xnnpack-delegate-checks.js';
 import { constantKey } from '../src/backends/xnnpack-delegate-data.js';
 import { ModuleLoaderError } from '../src/index.js';
+import type { ByteRanges } from '../src/pte/mapped-bytes.js';
 import { readPtdNamedData } from '../src/pte/ptd-file.js';
 import { PteFile } from '../src/pte/pte-file.js';
 import { readXnnGraph, XNN_INVALID_ID, XNODE_FULLY_CONNECTED } from '../src/pte/xnn-graph.js';
@@ -16,13 +17,32 @@ import { makeLayers, writeMlp } from './pte-fixtures.js';
 /** Cases per seed file; three seeds: 1.05 M cases in all. */
 const CASES_PER_SEED = 350_000;
 
+/** Bytes in memory as the readers see a file; a range past the end is a bug of theirs. */
+class BytesInMemory implements ByteRanges {
+  constructor(readonly bytes: Uint8Array) {}
+  get size(): number {
+    return this.bytes.byteLength;
+  }
+  read(start: number, length: number): Uint8Array {
+    return this.bytes.slice(start, start + length);
+  }
+  range(start: number, length: number): Uint8Array {
+    if (!(start >= 0 && length >= 0 && start + length <= this.size)) {
+      throw new Error(`a range past the end: ${start}+${length} of ${this.size}`);
+    }
+    return this.bytes.subarray(start, start + length);
+  }
+}
+
 function readAll(bytes: Uint8Array, kind: 'pte' | 'ptd'): void {
+  const source = new BytesInMemory(bytes);
   if (kind === 'ptd') {
-    readPtdNamedData('fuzz.ptd', bytes);
+    for (const { start, size } of readPtdNamedData('fuzz.ptd', source).values())
+      source.range(start, size);
     return;
   }
-  const file = new PteFile('fuzz.pte', bytes);
-  file.namedData();
+  const file = new PteFile('fuzz.pte', source);
+  for (const { start, size } of file.namedData().values()) source.range(start, size);
   for (const name of file.methodNames()) {
     const method = file.method(name);
     if (method === undefined) continue;

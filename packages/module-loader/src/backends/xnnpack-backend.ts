@@ -30,7 +30,7 @@ import type { MethodOperators } from './method-operators.js';
 import type { NodeKeyColumns } from './node-keys.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
 import { createDelegateOperators, executeDelegate } from './xnnpack-delegate.js';
-import { delegateProblems } from './xnnpack-delegate-checks.js';
+import { delegateProblems, hasNamedConstants } from './xnnpack-delegate-checks.js';
 import { DelegateDataMap } from './xnnpack-delegate-data.js';
 import { checkAndKeyNodes, createOperators, type OperatorProgress } from './xnnpack-nodes.js';
 import {
@@ -321,6 +321,9 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
         `method "${context.methodName}", delegate ${context.delegateIndex}: ${what}`,
       ),
     );
+    // A program whose constants are named needs named data to exist, even when a warm start
+    // will read none of it: ExecuTorch dereferences a missing map there.
+    if (hasNamedConstants(graph)) context.program.requireNamedData(context.methodName);
     return { problems: delegateProblems(graph), prepared: graph };
   }
 

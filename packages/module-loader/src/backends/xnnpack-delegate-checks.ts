@@ -86,3 +86,11 @@ function fullyConnectedProblems(graph: XnnGraph, n: number, at: string): string[
   }
   return problems;
 }
+
+/** Whether any constant of the graph is named data (rather than bytes of the payload). */
+export function hasNamedConstants(graph: XnnGraph): boolean {
+  for (let index = 1; index < graph.constantCount; index++) {
+    if (graph.constantKey(index) !== null) return true;
+  }
+  return false;
+}

@@ -44,9 +44,7 @@ export class DelegateDataMap implements NamedDataMap {
     const index = graph.constantIndex[value] as number;
     const named = graph.constantKey(index);
     const bytes =
-      named === null
-        ? graph.constantBytes(index)
-        : this.#program.namedBytes(named, this.#method).bytes;
+      named === null ? graph.constantBytes(index) : this.#program.namedBytes(named, this.#method);
     const shape =
       rankOf(graph, value) === 2
         ? [dimOf(graph, value, 0), dimOf(graph, value, 1)]

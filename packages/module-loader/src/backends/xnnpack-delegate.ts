@@ -23,28 +23,39 @@ import { dimOf } from './xnnpack-delegate-checks.js';
 import { constantKey } from './xnnpack-delegate-data.js';
 import type { OperatorSettings } from './xnnpack-nodes.js';
 
-/** The settings of fully-connected node `n` (its keys aside). */
-function layerSettings(
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** An options object with the method's settings; each layer's fields are set by setLayer. */
+function methodOptions(
   cache: XNNWeightsCache,
-  graph: XnnGraph,
-  n: number,
   settings: OperatorSettings,
-): LayerSettings {
-  const filter = graph.nodeFilter[n] as number;
-  const layer: { -readonly [K in keyof LayerSettings]: LayerSettings[K] } = {
+): Mutable<FullyConnectedByNameOptions> {
+  const options: Mutable<FullyConnectedByNameOptions> = {
     cache,
-    outputChannels: dimOf(graph, filter, 0),
-    inputChannels: dimOf(graph, filter, 1),
-    outputMin: graph.outputMin[n] as number,
-    outputMax: graph.outputMax[n] as number,
+    inputChannels: 0,
+    outputChannels: 0,
+    outputMin: Number.NEGATIVE_INFINITY,
+    outputMax: Number.POSITIVE_INFINITY,
+    kernel: '',
+    bias: null,
   };
-  if (settings.tiling !== undefined) layer.tiling = settings.tiling;
+  if (settings.tiling !== undefined) options.tiling = settings.tiling;
   if (settings.xnnpackRevision !== '') {
-    layer.xnnpackRevision = settings.xnnpackRevision as NonNullable<
+    options.xnnpackRevision = settings.xnnpackRevision as NonNullable<
       LayerSettings['xnnpackRevision']
     >;
   }
-  return layer;
+  return options;
+}
+
+/** Sets fully-connected node `n`'s shape and output range on `options`. */
+function setLayer(options: Mutable<FullyConnectedByNameOptions>, graph: XnnGraph, n: number) {
+  const filter = graph.nodeFilter[n] as number;
+  options.outputChannels = dimOf(graph, filter, 0);
+  options.inputChannels = dimOf(graph, filter, 1);
+  options.outputMin = graph.outputMin[n] as number;
+  options.outputMax = graph.outputMax[n] as number;
+  return options;
 }
 
 /**
@@ -58,24 +69,24 @@ export function createDelegateOperators(
   settings: OperatorSettings,
 ): { operators: MethodOperators; cacheHits: number } {
   const operators = new MethodOperators(graph.nodeCount, (n) =>
-    layerSettings(cache, graph, n, settings),
+    setLayer(methodOptions(cache, settings), graph, n),
   );
+  // One options object serves every node: no look-up keeps it.
+  const options = methodOptions(cache, settings);
   let cacheHits = 0;
   for (let n = 0; n < graph.nodeCount; n++) {
     if (graph.nodeType[n] !== XNODE_FULLY_CONNECTED) continue;
+    setLayer(options, graph, n);
     const bias = graph.nodeBias[n] as number;
-    const options: FullyConnectedByNameOptions = {
-      ...layerSettings(cache, graph, n, settings),
-      kernel: constantKey(graph, graph.nodeFilter[n] as number),
-      bias: bias === XNN_INVALID_ID ? null : constantKey(graph, bias),
-    };
+    options.kernel = constantKey(graph, graph.nodeFilter[n] as number);
+    options.bias = bias === XNN_INVALID_ID ? null : constantKey(graph, bias);
     const offset = findFullyConnectedNcF32ByName(options);
     if (offset !== NOT_FOUND) {
       operators.found(n, offset);
       cacheHits++;
       continue;
     }
-    const operator = createMissedFullyConnectedNcF32ByName(options);
+    const operator = createMissedFullyConnectedNcF32ByName({ ...options });
     operators.made(n, operator);
     if (operator.cacheHit) cacheHits++;
   }

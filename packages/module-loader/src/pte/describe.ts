@@ -95,10 +95,10 @@ export interface ConstantCheck {
  * the keys, as ExecuTorch does; this is the check on demand).
  */
 export function verifyPteConstants(program: PteProgram): ConstantCheck[] {
-  return [...program.namedData()].map(([key, { bytes, file }]) => ({
+  return [...program.namedData()].map(([key, { file, size }]) => ({
     key,
     file,
-    bytes: bytes.byteLength,
-    ok: sha256Hex(bytes) === key,
+    bytes: size,
+    ok: sha256Hex(program.namedBytes(key, '')) === key,
   }));
 }

@@ -25,6 +25,11 @@ const NO_VECTOR: Vector = { start: 0, length: 0 };
 
 export class FlatBuffer {
   readonly bytes: Uint8Array;
+  /**
+   * The bytes as a DataView, for reading a field at a position rawField returned (that
+   * position was checked to lie inside its table, and so inside the buffer).
+   */
+  readonly view: DataView;
   readonly #view: DataView;
   readonly #malformed: Malformed;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
@@ -33,6 +38,7 @@ export class FlatBuffer {
   constructor(bytes: Uint8Array, malformed: Malformed) {
     this.bytes = bytes;
     this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.view = this.#view;
     this.#malformed = malformed;
   }
 
@@ -108,6 +114,58 @@ export class FlatBuffer {
     if (tableSize < 4) this.#malformed(`${name}: table size ${tableSize}`);
     this.check(at, tableSize, name);
     return { at, vtable, vtableSize, tableSize, name };
+  }
+
+  /**
+   * The table at `at`, checked as table() checks it, as a number: for loops over many
+   * tables, where an object per table would cost more than the reads. Read its fields with
+   * rawField.
+   */
+  rawTable(at: number, name: string): number {
+    this.check(at, 4, name);
+    const vtable = at - this.#view.getInt32(at, true);
+    this.check(vtable, 4, `${name} vtable`);
+    const vtableSize = this.#view.getUint16(vtable, true);
+    const tableSize = this.#view.getUint16(vtable + 2, true);
+    if (vtableSize < 4 || vtableSize % 2 !== 0)
+      this.#malformed(`${name}: vtable size ${vtableSize}`);
+    if (tableSize < 4) this.#malformed(`${name}: table size ${tableSize}`);
+    this.check(vtable, vtableSize, `${name} vtable`);
+    this.check(at, tableSize, name);
+    return at;
+  }
+
+  /** rawTable's field `slot` of `size` bytes: its absolute position, 0 when absent. */
+  rawField(at: number, slot: number, size: number, name: string): number {
+    const view = this.#view;
+    const vtable = at - view.getInt32(at, true);
+    const entry = 4 + 2 * slot;
+    if (entry + 2 > view.getUint16(vtable, true)) return 0;
+    const offset = view.getUint16(vtable + entry, true);
+    if (offset === 0) return 0;
+    if (offset < 4 || offset + size > view.getUint16(vtable + 2, true)) {
+      this.#malformed(`${name}: field ${slot} at ${offset} lies outside the table`);
+    }
+    return at + offset;
+  }
+
+  /** The table or vector a uoffset field at `field` points to (0 when field is 0). */
+  target(field: number): number {
+    return field === 0 ? 0 : field + this.#view.getUint32(field, true);
+  }
+
+  /** The table element `index` of a vector points to, checked. */
+  rawTableAt(vector: Vector, index: number, name: string): number {
+    const at = vector.start + 4 * index;
+    return this.rawTable(at + this.#view.getUint32(at, true), name);
+  }
+
+  /** The vector at `at` (its u32 length first) of `elementSize`-byte elements, checked. */
+  vectorAt(at: number, elementSize: number, name: string): Vector {
+    if (at === 0) return NO_VECTOR;
+    const length = this.u32(at);
+    this.check(at + 4, length * elementSize, name);
+    return { start: at + 4, length };
   }
 
   /** Absolute position of field `slot` of `table`, 0 when absent. */

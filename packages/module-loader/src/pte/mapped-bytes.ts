@@ -1,48 +1,100 @@
-import { MmapError, openMappedFile } from '@memlayer/mmap-native';
+import {
+  type MappedFile,
+  type Mapping,
+  MmapError,
+  NO_GC_WINDOW_BYTES,
+  openMappedFile,
+} from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 
-/** A program or data file mapped read-only: its bytes are the file's pages, not a copy. */
-export interface MappedBytes {
-  readonly bytes: Uint8Array;
-  close(): void;
+/** Typed arrays over one mapping stop at 2 GiB here; a larger range is refused. */
+export const MAX_RANGE_BYTES = 2 ** 31 - 1;
+
+/** A file's bytes by range: what the .pte and .ptd readers read through. */
+export interface ByteRanges {
+  readonly size: number;
+  /** Bytes [start, start + length), read (not mapped): short at the end of the file. */
+  read(start: number, length: number): Uint8Array;
+  /** A view of bytes [start, start + length), which the caller checked lie in the file. */
+  range(start: number, length: number): Uint8Array;
 }
 
-/** Typed arrays over one mapping stop at 2 GiB here; larger programs are refused. */
-export const MAX_PROGRAM_FILE_BYTES = 2 ** 31 - 1;
+/**
+ * A program or data file, mapped read-only range by range, when a range is first needed: a
+ * warm start maps the program's flatbuffer and its delegate payloads, never the constants.
+ * A range is mapped in a window of at least NO_GC_WINDOW_BYTES (when the file has them), and
+ * a later range inside a window is a view of it: one mapping serves many constants, and no
+ * window alone starts a garbage collection.
+ */
+export class MappedRanges implements ByteRanges {
+  readonly path: string;
+  readonly size: number;
+  readonly #file: MappedFile;
+  readonly #what: string;
+  readonly #windows: { start: number; end: number; mapping: Mapping }[] = [];
 
-/** Maps the whole regular file at `path` (a FIFO, directory or device is refused). */
-export function mapFileBytes(path: string, what: string): MappedBytes {
-  let file: ReturnType<typeof openMappedFile>;
-  try {
-    file = openMappedFile(path, { mode: 'r' });
-  } catch (error) {
-    throw fileError(path, what, error);
-  }
-  try {
-    const size = file.stat().size;
-    if (size > MAX_PROGRAM_FILE_BYTES) {
-      throw new ModuleLoaderError(
-        'ERR_FILE_TOO_LARGE',
-        `${path}: Expected at most ${MAX_PROGRAM_FILE_BYTES} bytes for ${what} but received ${size}`,
-        { file: path },
-      );
+  /** Opens the regular file at `path` (a FIFO, directory or device is refused). */
+  constructor(path: string, what: string) {
+    this.path = path;
+    this.#what = what;
+    try {
+      this.#file = openMappedFile(path, { mode: 'r' });
+    } catch (error) {
+      throw fileError(path, what, error);
     }
-    if (size === 0) {
+    try {
+      this.size = this.#file.stat().size;
+    } catch (error) {
+      this.#file.close();
+      throw fileError(path, what, error);
+    }
+    if (this.size === 0) {
+      this.#file.close();
       throw new ModuleLoaderError('ERR_PROGRAM_INVALID', `${path}: an empty ${what}`, {
         file: path,
       });
     }
-    const mapping = file.map(0, size, { writable: false });
-    return {
-      bytes: new Uint8Array(mapping.buffer, 0, size),
-      close: () => {
-        mapping.close();
-        file.close();
-      },
-    };
-  } catch (error) {
-    file.close();
-    throw error instanceof MmapError ? fileError(path, what, error) : error;
+  }
+
+  /** Bytes [start, start + length), read (not mapped): for headers. Short at the file's end. */
+  read(start: number, length: number): Uint8Array {
+    try {
+      return this.#file.read(start, Math.max(0, Math.min(length, this.size - start)));
+    } catch (error) {
+      throw fileError(this.path, this.#what, error);
+    }
+  }
+
+  /** A view of bytes [start, start + length), which the caller checked lie in the file. */
+  range(start: number, length: number): Uint8Array {
+    const end = start + length;
+    for (const window of this.#windows) {
+      if (start >= window.start && end <= window.end) {
+        return new Uint8Array(window.mapping.buffer, start - window.start, length);
+      }
+    }
+    if (length > MAX_RANGE_BYTES) {
+      throw new ModuleLoaderError(
+        'ERR_FILE_TOO_LARGE',
+        `${this.path}: Expected at most ${MAX_RANGE_BYTES} bytes in one range of ${this.#what} but received ${length}`,
+        { file: this.path },
+      );
+    }
+    const windowEnd = Math.min(this.size, Math.max(end, start + NO_GC_WINDOW_BYTES));
+    let mapping: Mapping;
+    try {
+      mapping = this.#file.map(start, Math.max(windowEnd - start, 1), { writable: false });
+    } catch (error) {
+      throw fileError(this.path, this.#what, error);
+    }
+    this.#windows.push({ start, end: windowEnd, mapping });
+    return new Uint8Array(mapping.buffer, 0, length);
+  }
+
+  /** Unmaps every window and closes the file: views handed out read as empty afterwards. */
+  close(): void {
+    for (const window of this.#windows.splice(0)) window.mapping.close();
+    this.#file.close();
   }
 }
 

@@ -1,7 +1,9 @@
 // The .ptd external data file (ExecuTorch's FlatTensor): a flatbuffer (identifier FT01)
 // whose FH01 header at byte 8 says where the flatbuffer ends and the segments start.
 import { FlatBuffer, type Malformed } from './flatbuffer.js';
+import type { ByteRanges } from './mapped-bytes.js';
 import { programInvalid } from './pte-errors.js';
+import type { FileRange } from './pte-file.js';
 
 /** extension/flat_tensor/serialize/flat_tensor.fbs: file_identifier. */
 export const PTD_IDENTIFIER = 'FT01';
@@ -10,12 +12,17 @@ const HEADER_MAGIC = 'FH01';
 const HEADER_MIN_LENGTH = 40;
 const HEADER_AT = 8;
 
+/** The header and its padding (extension/flat_tensor/serialize/serialize.py pads to 48). */
+const HEAD_BYTES = 48;
+
 /**
- * The named data of a .ptd file: key → bytes (views of the file). Segment offsets count
- * from the header's segment_base_offset (extension/flat_tensor/flat_tensor_data_map.cpp).
+ * The named data of a .ptd file: key → where its bytes lie (only the header and the
+ * flatbuffer are read). Segment offsets count from the header's segment_base_offset
+ * (extension/flat_tensor/flat_tensor_data_map.cpp).
  */
-export function readPtdNamedData(path: string, bytes: Uint8Array): Map<string, Uint8Array> {
+export function readPtdNamedData(path: string, file: ByteRanges): Map<string, FileRange> {
   const malformed: Malformed = (what) => programInvalid(path, what);
+  const bytes = file.read(0, HEAD_BYTES);
   const whole = new FlatBuffer(bytes, malformed);
   if (bytes.byteLength < HEADER_AT + 8 || whole.identifier() !== PTD_IDENTIFIER) {
     malformed(`expected the identifier ${PTD_IDENTIFIER} at bytes 4..8 of a .ptd file`);
@@ -29,22 +36,21 @@ export function readPtdNamedData(path: string, bytes: Uint8Array): Map<string, U
   const segmentBase = whole.u64(HEADER_AT + 24, 'FH01 segment_base_offset');
   const segmentDataSize = whole.u64(HEADER_AT + 32, 'FH01 segment_data_size');
   const flatbufferEnd = flatbufferOffset + flatbufferSize;
-  if (!(flatbufferEnd <= bytes.byteLength)) {
-    malformed(
-      `FH01 flatbuffer (bytes 0..${flatbufferEnd}) ends past the file of ${bytes.byteLength} bytes`,
-    );
+  const size = file.size;
+  if (!(flatbufferEnd >= 8 && flatbufferEnd <= size)) {
+    malformed(`FH01 flatbuffer (bytes 0..${flatbufferEnd}) ends past the file of ${size} bytes`);
   }
-  if (!(segmentBase >= flatbufferEnd && segmentBase + segmentDataSize <= bytes.byteLength)) {
+  if (!(segmentBase >= flatbufferEnd && segmentBase + segmentDataSize <= size)) {
     malformed(
-      `FH01 segments (bytes ${segmentBase}..${segmentBase + segmentDataSize}) lie outside the file of ${bytes.byteLength} bytes`,
+      `FH01 segments (bytes ${segmentBase}..${segmentBase + segmentDataSize}) lie outside the file of ${size} bytes`,
     );
   }
   // The runtime parses bytes [0, flatbuffer_offset + flatbuffer_size) as the flatbuffer.
-  const fb = new FlatBuffer(bytes.subarray(0, flatbufferEnd), malformed);
+  const fb = new FlatBuffer(file.range(0, flatbufferEnd), malformed);
   const root = fb.root('FlatTensor');
   const segments = fb.fieldVector(root, 1, 4, 'FlatTensor.segments');
   const entries = fb.fieldVector(root, 2, 4, 'FlatTensor.named_data');
-  const data = new Map<string, Uint8Array>();
+  const data = new Map<string, FileRange>();
   for (let i = 0; i < entries.length; i++) {
     const entry = fb.tableAt(entries, i, 'NamedData');
     const key = fb.fieldString(entry, 0, 'NamedData.key') ?? '';
@@ -53,13 +59,13 @@ export function readPtdNamedData(path: string, bytes: Uint8Array): Map<string, U
       malformed(`named_data[${i}]: segment ${index} of ${segments.length}`);
     const segment = fb.tableAt(segments, index, 'DataSegment');
     const start = segmentBase + fb.fieldU64(segment, 0, 'DataSegment.offset');
-    const size = fb.fieldU64(segment, 1, 'DataSegment.size');
-    if (!(start + size <= bytes.byteLength)) {
+    const length = fb.fieldU64(segment, 1, 'DataSegment.size');
+    if (!(start + length <= size)) {
       malformed(
-        `named_data[${i}]: bytes ${start}..${start + size} lie outside the file of ${bytes.byteLength} bytes`,
+        `named_data[${i}]: bytes ${start}..${start + length} lie outside the file of ${size} bytes`,
       );
     }
-    data.set(key, bytes.subarray(start, start + size));
+    data.set(key, { start, size: length });
   }
   return data;
 }

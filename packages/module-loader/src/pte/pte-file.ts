@@ -2,6 +2,7 @@
 // extended header at byte 8, and data segments after the flatbuffer. Read in place: the
 // file's bytes are the flatbuffer, nothing is copied or decoded ahead of use.
 import { FlatBuffer, type Malformed, type Table, type Vector } from './flatbuffer.js';
+import type { ByteRanges } from './mapped-bytes.js';
 import { programInvalid } from './pte-errors.js';
 
 /** runtime/executor/program.cpp: the runtime requires exactly this identifier. */
@@ -66,25 +67,35 @@ export interface PteMethod {
   tensor(value: number): PteTensorMeta | null;
 }
 
+/** Where a segment lies in the file. */
+export interface FileRange {
+  readonly start: number;
+  readonly size: number;
+}
+
+/** The runtime reads this many bytes to look for the extended header (kNumHeadBytes). */
+const HEAD_BYTES = 64;
+
 export class PteFile {
   readonly path: string;
-  readonly bytes: Uint8Array;
+  readonly #file: ByteRanges;
   readonly #fb: FlatBuffer;
   readonly #program: Table;
   readonly #segmentBase: number;
   readonly #segments: Vector;
   readonly #malformed: Malformed;
 
-  constructor(path: string, bytes: Uint8Array) {
+  /** Reads the header and maps the Program flatbuffer; segments are mapped when read. */
+  constructor(path: string, file: ByteRanges) {
     this.path = path;
-    this.bytes = bytes;
+    this.#file = file;
     this.#malformed = (what) => programInvalid(path, what);
-    const whole = new FlatBuffer(bytes, this.#malformed);
-    if (bytes.byteLength < 8 || whole.identifier() !== PTE_IDENTIFIER) {
+    const head = new FlatBuffer(file.read(0, HEAD_BYTES), this.#malformed);
+    if (head.length < 8 || head.identifier() !== PTE_IDENTIFIER) {
       this.#malformed(`expected the identifier ${PTE_IDENTIFIER} at bytes 4..8 of a .pte file`);
     }
-    const { programSize, segmentBase } = readExtendedHeader(whole, this.#malformed);
-    this.#fb = new FlatBuffer(bytes.subarray(0, programSize), this.#malformed);
+    const { programSize, segmentBase } = readExtendedHeader(head, file.size, this.#malformed);
+    this.#fb = new FlatBuffer(file.range(0, programSize), this.#malformed);
     this.#program = this.#fb.root('Program');
     this.#segmentBase = segmentBase;
     this.#segments = this.#fb.fieldVector(this.#program, PROGRAM.segments, 4, 'Program.segments');
@@ -113,21 +124,34 @@ export class PteFile {
     return undefined;
   }
 
-  /** The program's own named data: key → bytes (a view of the file). */
-  namedData(): Map<string, Uint8Array> {
+  /** The program's own named data: key → where its bytes lie (nothing is mapped). */
+  namedData(): Map<string, FileRange> {
     const fb = this.#fb;
     const entries = fb.fieldVector(this.#program, PROGRAM.namedData, 4, 'Program.named_data');
-    const data = new Map<string, Uint8Array>();
+    const data = new Map<string, FileRange>();
     for (let i = 0; i < entries.length; i++) {
       const entry = fb.tableAt(entries, i, 'NamedData');
       const key = fb.fieldString(entry, 0, 'NamedData.key') ?? '';
-      data.set(key, this.segment(fb.fieldU32(entry, 1), `Program.named_data[${i}]`));
+      data.set(key, this.segmentRange(fb.fieldU32(entry, 1), `Program.named_data[${i}]`));
     }
     return data;
   }
 
-  /** Segment `index`, a view of the file; its bounds are checked. */
+  /** Whether the program holds named data of its own. */
+  hasNamedData(): boolean {
+    return (
+      this.#fb.fieldVector(this.#program, PROGRAM.namedData, 4, 'Program.named_data').length > 0
+    );
+  }
+
+  /** Segment `index`, a view of the mapped file. */
   segment(index: number, what: string): Uint8Array {
+    const { start, size } = this.segmentRange(index, what);
+    return this.#file.range(start, size);
+  }
+
+  /** Where segment `index` lies; its bounds are checked against the file. */
+  segmentRange(index: number, what: string): FileRange {
     const fb = this.#fb;
     if (index >= this.#segments.length) {
       this.#malformed(`${what}: segment ${index} of ${this.#segments.length}`);
@@ -136,12 +160,12 @@ export class PteFile {
     const offset = fb.fieldU64(entry, 0, 'DataSegment.offset');
     const size = fb.fieldU64(entry, 1, 'DataSegment.size');
     const start = this.#segmentBase + offset;
-    if (this.#segmentBase === 0 || !(start + size <= this.bytes.byteLength)) {
+    if (this.#segmentBase === 0 || !(start + size <= this.#file.size)) {
       this.#malformed(
-        `${what}: segment ${index} (bytes ${start}..${start + size}) lies outside the file of ${this.bytes.byteLength} bytes`,
+        `${what}: segment ${index} (bytes ${start}..${start + size}) lies outside the file of ${this.#file.size} bytes`,
       );
     }
-    return this.bytes.subarray(start, start + size);
+    return { start, size };
   }
 
   #plans(): Vector {
@@ -289,25 +313,26 @@ export class PteFile {
  */
 function readExtendedHeader(
   whole: FlatBuffer,
+  fileSize: number,
   malformed: Malformed,
 ): { programSize: number; segmentBase: number } {
   const bytes = whole.bytes;
-  if (bytes.byteLength < EXTENDED_HEADER_AT + 8)
-    return { programSize: bytes.byteLength, segmentBase: 0 };
+  const none = { programSize: fileSize, segmentBase: 0 };
+  if (bytes.byteLength < EXTENDED_HEADER_AT + 8) return none;
   const magic = String.fromCharCode(...bytes.subarray(EXTENDED_HEADER_AT, EXTENDED_HEADER_AT + 4));
-  if (magic !== EXTENDED_HEADER_MAGIC) return { programSize: bytes.byteLength, segmentBase: 0 };
+  if (magic !== EXTENDED_HEADER_MAGIC) return none;
   const length = whole.u32(EXTENDED_HEADER_AT + 4);
   if (length < EXTENDED_HEADER_MIN_LENGTH) malformed(`eh00 header length ${length}`);
   const programSize = whole.u64(EXTENDED_HEADER_AT + 8, 'eh00 program_size');
   const segmentBase = whole.u64(EXTENDED_HEADER_AT + 16, 'eh00 segment_base_offset');
   const segmentDataSize = whole.u64(EXTENDED_HEADER_AT + 24, 'eh00 segment_data_size');
-  if (!(programSize >= 16 && programSize <= bytes.byteLength)) {
-    malformed(`eh00 program_size ${programSize} in a file of ${bytes.byteLength} bytes`);
+  if (!(programSize >= 16 && programSize <= fileSize)) {
+    malformed(`eh00 program_size ${programSize} in a file of ${fileSize} bytes`);
   }
   // runtime/executor/program.cpp rejects segments that end past the file.
-  if (!(segmentBase >= programSize && segmentBase + segmentDataSize <= bytes.byteLength)) {
+  if (!(segmentBase >= programSize && segmentBase + segmentDataSize <= fileSize)) {
     malformed(
-      `eh00 segments (bytes ${segmentBase}..${segmentBase + segmentDataSize}) lie outside the file of ${bytes.byteLength} bytes`,
+      `eh00 segments (bytes ${segmentBase}..${segmentBase + segmentDataSize}) lie outside the file of ${fileSize} bytes`,
     );
   }
   return { programSize, segmentBase };

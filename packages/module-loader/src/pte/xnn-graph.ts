@@ -142,10 +142,12 @@ export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGrap
   const constantData = fb.fieldVector(graph, GRAPH.constantData, 4, 'XNNGraph.constant_data');
   for (let v = 0; v < values.count; v++) {
     if (
-      (values.constantIndex[v] as number) >= constantData.length &&
-      values.constantIndex[v] !== 0
+      (values.columns.constantIndex[v] as number) >= constantData.length &&
+      values.columns.constantIndex[v] !== 0
     ) {
-      malformed(`value ${v}: constant ${values.constantIndex[v]} of ${constantData.length}`);
+      malformed(
+        `value ${v}: constant ${values.columns.constantIndex[v]} of ${constantData.length}`,
+      );
     }
   }
   const inputIds = fb.numbers(fb.fieldVector(graph, GRAPH.inputIds, 4, 'XNNGraph.input_ids'));
@@ -215,6 +217,7 @@ function splitPayload(
 
 function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   const count = list.length;
+  const view = fb.view;
   const datatype = new Uint16Array(count);
   const quantized = new Uint8Array(count);
   const constantIndex = new Uint32Array(count);
@@ -222,53 +225,66 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   const valueFlags = new Uint32Array(count);
   const dimStart = new Uint32Array(count + 1);
   const seen = new Uint8Array(count);
-  const tensors: (Table | null)[] = new Array(count);
+  // Each value's dims vector (position of its first element) and length, by id.
+  const dimsAt = new Uint32Array(count);
+  const dimsLength = new Uint32Array(count);
   let totalDims = 0;
+  // One numeric pass per value: an object per table would cost more than its reads.
   for (let i = 0; i < count; i++) {
-    const value = fb.tableAt(list, i, 'XValue');
-    const type = fb.fieldU8(value, 0);
-    let tensor = fb.fieldTable(value, 1, 'XValue.xvalue_union');
-    if (tensor === null || (type !== XVALUE_TENSOR && type !== XVALUE_QUANTIZED)) {
+    const value = fb.rawTableAt(list, i, 'XValue');
+    const typeAt = fb.rawField(value, 0, 1, 'XValue');
+    const type = typeAt === 0 ? 0 : view.getUint8(typeAt);
+    if (type !== XVALUE_TENSOR && type !== XVALUE_QUANTIZED)
       malformed(`xvalues[${i}]: value type ${type}`);
-    }
+    const unionAt = fb.target(fb.rawField(value, 1, 4, 'XValue'));
+    if (unionAt === 0) malformed(`xvalues[${i}]: no value`);
+    let tensor = fb.rawTable(unionAt, 'XValue.xvalue_union');
     if (type === XVALUE_QUANTIZED) {
-      tensor = fb.fieldTable(tensor, 0, 'XNNQuantizedTensorValue.tensor_value');
-      if (tensor === null) malformed(`xvalues[${i}]: a quantized value without its tensor`);
+      const inner = fb.target(fb.rawField(tensor, 0, 4, 'XNNQuantizedTensorValue'));
+      if (inner === 0) malformed(`xvalues[${i}]: a quantized value without its tensor`);
+      tensor = fb.rawTable(inner, 'XNNQuantizedTensorValue.tensor_value');
     }
-    const id = fb.fieldU32(tensor, TENSOR_VALUE.idOut);
+    const idAt = fb.rawField(tensor, TENSOR_VALUE.idOut, 4, 'XNNTensorValue');
+    const id = idAt === 0 ? 0 : view.getUint32(idAt, true);
     // The serializer numbers values in order (operators/node_visitor.py: id_out = len(xvalues)).
     if (id >= count || seen[id] === 1) malformed(`xvalues[${i}]: id_out ${id}`);
     seen[id] = 1;
-    tensors[id] = tensor;
     quantized[id] = type === XVALUE_QUANTIZED ? 1 : 0;
-    datatype[id] = fb.fieldU16(tensor, TENSOR_VALUE.datatype);
-    constantIndex[id] = fb.fieldU32(tensor, TENSOR_VALUE.constantBufferIdx);
-    externalId[id] = fb.fieldU32(tensor, TENSOR_VALUE.externalId);
-    valueFlags[id] = fb.fieldU32(tensor, TENSOR_VALUE.flags);
-    totalDims += fb.fieldVector(tensor, TENSOR_VALUE.dims, 4, 'XNNTensorValue.dims').length;
+    const datatypeAt = fb.rawField(tensor, TENSOR_VALUE.datatype, 2, 'XNNTensorValue');
+    datatype[id] = datatypeAt === 0 ? 0 : view.getUint16(datatypeAt, true);
+    const constantAt = fb.rawField(tensor, TENSOR_VALUE.constantBufferIdx, 4, 'XNNTensorValue');
+    constantIndex[id] = constantAt === 0 ? 0 : view.getUint32(constantAt, true);
+    const externalAt = fb.rawField(tensor, TENSOR_VALUE.externalId, 4, 'XNNTensorValue');
+    externalId[id] = externalAt === 0 ? 0 : view.getUint32(externalAt, true);
+    const flagsAt = fb.rawField(tensor, TENSOR_VALUE.flags, 4, 'XNNTensorValue');
+    valueFlags[id] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
+    const dims = fb.vectorAt(
+      fb.target(fb.rawField(tensor, TENSOR_VALUE.dims, 4, 'XNNTensorValue')),
+      4,
+      'XNNTensorValue.dims',
+    );
+    dimsAt[id] = dims.start;
+    dimsLength[id] = dims.length;
+    totalDims += dims.length;
   }
   const dims = new Uint32Array(totalDims);
   let at = 0;
   for (let id = 0; id < count; id++) {
     dimStart[id] = at;
-    const vector = fb.fieldVector(
-      tensors[id] as Table,
-      TENSOR_VALUE.dims,
-      4,
-      'XNNTensorValue.dims',
-    );
-    for (let d = 0; d < vector.length; d++) dims[at++] = fb.u32(vector.start + 4 * d);
+    const start = dimsAt[id] as number;
+    const length = dimsLength[id] as number;
+    for (let d = 0; d < length; d++) dims[at++] = view.getUint32(start + 4 * d, true);
   }
   dimStart[count] = at;
   return {
     count,
-    constantIndex,
     columns: { datatype, quantized, constantIndex, externalId, valueFlags, dimStart, dims },
   };
 }
 
 function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: Malformed) {
   const nodeCount = list.length;
+  const view = fb.view;
   const nodeType = new Uint8Array(nodeCount);
   const nodeInput = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
   const nodeFilter = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
@@ -277,32 +293,42 @@ function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: 
   const nodeFlags = new Uint32Array(nodeCount);
   const outputMin = new Float32Array(nodeCount).fill(Number.NEGATIVE_INFINITY);
   const outputMax = new Float32Array(nodeCount).fill(Number.POSITIVE_INFINITY);
-  const id = (value: number, node: number, role: string, optional = false): number => {
+  /** Field `slot` of table `at` as a u32 value id (absent: 0, the schema default). */
+  const idField = (at: number, slot: number, node: number, optional = false): number => {
+    const field = fb.rawField(at, slot, 4, 'XNode arguments');
+    const value = field === 0 ? 0 : view.getUint32(field, true);
     if (value < valueCount || (optional && value === XNN_INVALID_ID)) return value;
-    return malformed(`xnodes[${node}]: ${role} ${value} of ${valueCount} values`);
+    return malformed(`xnodes[${node}]: value ${value} of ${valueCount}`);
   };
   for (let n = 0; n < nodeCount; n++) {
-    const node = fb.tableAt(list, n, 'XNode');
-    const type = fb.fieldU8(node, 0);
+    const node = fb.rawTableAt(list, n, 'XNode');
+    const typeAt = fb.rawField(node, 0, 1, 'XNode');
+    const type = typeAt === 0 ? 0 : view.getUint8(typeAt);
     nodeType[n] = type;
-    const args = fb.fieldTable(node, 1, 'XNode.xnode_union');
-    if (args === null) malformed(`xnodes[${n}]: no node arguments`);
-    const minMax = fb.fieldTable(node, 3, 'OutputMinMax');
-    if (minMax !== null) {
+    const argsAt = fb.target(fb.rawField(node, 1, 4, 'XNode'));
+    if (argsAt === 0) malformed(`xnodes[${n}]: no node arguments`);
+    const args = fb.rawTable(argsAt, 'XNode.xnode_union');
+    const minMaxAt = fb.target(fb.rawField(node, 3, 4, 'XNode'));
+    if (minMaxAt !== 0) {
+      const minMax = fb.rawTable(minMaxAt, 'OutputMinMax');
       // Absent fields read as the schema's default, 0.0 (as XNNCompiler reads them).
-      outputMin[n] = fb.fieldF32(minMax, 0);
-      outputMax[n] = fb.fieldF32(minMax, 1);
+      const minAt = fb.rawField(minMax, 0, 4, 'OutputMinMax');
+      const maxAt = fb.rawField(minMax, 1, 4, 'OutputMinMax');
+      outputMin[n] = minAt === 0 ? 0 : view.getFloat32(minAt, true);
+      outputMax[n] = maxAt === 0 ? 0 : view.getFloat32(maxAt, true);
     }
     if (type === XNODE_FULLY_CONNECTED) {
-      nodeInput[n] = id(fb.fieldU32(args, 0), n, 'input1_id');
-      nodeFilter[n] = id(fb.fieldU32(args, 1), n, 'filter_id');
-      nodeBias[n] = id(fb.fieldU32(args, 2), n, 'bias_id', true);
-      nodeOutput[n] = id(fb.fieldU32(args, 3), n, 'output_id');
-      nodeFlags[n] = fb.fieldU32(args, 4);
+      nodeInput[n] = idField(args, 0, n);
+      nodeFilter[n] = idField(args, 1, n);
+      nodeBias[n] = idField(args, 2, n, true);
+      nodeOutput[n] = idField(args, 3, n);
+      const flagsAt = fb.rawField(args, 4, 4, 'XNNFullyConnected');
+      nodeFlags[n] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
     } else if (NODE_1X1.has(type)) {
-      nodeInput[n] = id(fb.fieldU32(args, 0), n, 'input_id');
-      nodeOutput[n] = id(fb.fieldU32(args, 1), n, 'output_id');
-      nodeFlags[n] = fb.fieldU32(args, 2);
+      nodeInput[n] = idField(args, 0, n);
+      nodeOutput[n] = idField(args, 1, n);
+      const flagsAt = fb.rawField(args, 2, 4, 'XNode arguments');
+      nodeFlags[n] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
     }
   }
   return {
