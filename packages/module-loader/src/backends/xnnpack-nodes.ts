@@ -4,8 +4,6 @@
 import {
   createMissedFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
-  type FullyConnectedEntryOptions,
-  findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   type GemmTiling,
   NOT_FOUND,
@@ -26,7 +24,6 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type ReusedOptions = Omit<Mutable<FullyConnectedByNameOptions>, 'outputMin' | 'outputMax'> & {
   outputMin: number | undefined;
   outputMax: number | undefined;
-  entryName: string;
 };
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
 type XnnpackRevisionOption = NonNullable<FullyConnectedByNameOptions['xnnpackRevision']>;
@@ -189,20 +186,12 @@ export function createOperators(
       index,
     ) as LayerSettings;
   const operators = new MethodOperators(graph.length, settingsOf);
-  // Keys from a plan come as entry names: looked up as they are, split only for a miss.
-  const entryNames = keys.entryNames;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
     layerSettings(options, node, keys, index);
     // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
-    let offset: number;
-    if (entryNames === undefined) {
-      offset = findFullyConnectedNcF32ByName(tensorNames(options, keys, index));
-    } else {
-      options.entryName = entryNames[index] as string;
-      offset = findFullyConnectedNcF32ByEntryName(options as FullyConnectedEntryOptions);
-    }
+    const offset = findFullyConnectedNcF32ByName(tensorNames(options, keys, index));
     let cacheHit = offset !== NOT_FOUND;
     if (cacheHit) operators.found(index, offset);
     else {
@@ -236,7 +225,6 @@ function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): Reus
     bias: null,
     outputMin: undefined,
     outputMax: undefined,
-    entryName: '',
   };
   if (settings.tiling !== undefined) options.tiling = settings.tiling;
   if (settings.xnnpackRevision !== '')

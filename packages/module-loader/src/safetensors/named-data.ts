@@ -2,13 +2,12 @@ import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
-import type { KnownFile, KnownFileSource } from './known-files.js';
 import { OrderedKeys } from './ordered-keys.js';
 import { MappedTensorView } from './tensor-view.js';
 
 /**
  * The named data map of a program: the union of its safetensors files, by tensor name.
- * The files' tables are learnt on first use (from a record of known files, or headers).
+ * The files' tables are read from their headers on first use.
  * One map from name to slot (a number: tensors of file 0, then of file 1, …) serves every
  * look-up; a look-up of a tensor stored next to the previous one (a graph walked in file
  * order) is a string comparison or two, no map read.
@@ -22,16 +21,10 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
   #fileOfSlot: Uint32Array = new Uint32Array(0);
   #firstSlot: Uint32Array = new Uint32Array(0);
 
-  constructor(readonly files: readonly SafetensorsFile[]) {
-    if (files.every((file) => file.isKnown)) this.resolve();
-  }
+  constructor(readonly files: readonly SafetensorsFile[]) {}
 
-  /**
-   * Learns every file's table: from `source` when it knows the file's identity, else from
-   * the process memo, else from the file's header. Then checks names are unique.
-   */
-  resolve(source?: KnownFileSource): void {
-    for (const file of this.files) file.learn(source);
+  /** Reads every file's table (its header) and checks names are unique. Once. */
+  resolve(): void {
     if (this.#slots !== null) return;
     let total = 0;
     for (const file of this.files) total += file.table.size;
@@ -73,7 +66,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     return (this.#slots as Map<string, number>).keys();
   }
 
-  /** The content key of a tensor (hashes it unless its digest is remembered). */
+  /** The content key of a tensor (hashes it unless this load hashed it already). */
   contentKey(name: string): string {
     return this.fileOf(name).contentKey(name);
   }
@@ -86,11 +79,6 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
   /** Unmaps what only this view held (called by the cache after each layer or at finalize). */
   release(view: TensorView): void {
     if (view instanceof MappedTensorView) view.owner.release(view);
-  }
-
-  /** What is known of each file whose table has been learnt. */
-  knownFiles(): KnownFile[] {
-    return this.files.filter((file) => file.isKnown).map((file) => file.describe());
   }
 
   close(): void {
