@@ -54,12 +54,16 @@ function runHere(registry: BackendRegistry, program: string, cachePath: string):
   return sha256(output?.data ?? new Float32Array(0));
 }
 
-test('same size, old mtime put back: a fresh Module runs the new weights, here and in a fresh process', () => {
+test('same size, old mtime put back (utimes): a fresh Module runs the new weights, here and in a fresh process', () => {
   const program = writeLinearProgram(join(dir, 'a'), layers(1));
   const newProgram = writeLinearProgram(join(dir, 'new'), layers(700));
   const oldOutput = heapOnlyOutput(program);
   const newOutput = heapOnlyOutput(newProgram);
   expect(newOutput).not.toBe(oldOutput);
+  // Whole-second times, as on a file system with 1-second timestamps.
+  const weights = join(dir, 'a', 'weights-0.safetensors');
+  const seconds = Math.floor(Date.now() / 1000) - 60;
+  utimesSync(weights, seconds, seconds);
   const cachePath = join(dir, 'weights.xpwc');
   const registry = createDefaultRegistry();
   expect(runHere(registry, program, cachePath)).toBe(oldOutput);
@@ -67,15 +71,14 @@ test('same size, old mtime put back: a fresh Module runs the new weights, here a
 
   // Rewrite the weights in place (same inode, same size, other bytes), then put the old
   // access and modification times back.
-  const weights = join(dir, 'a', 'weights-0.safetensors');
   const before = statSync(weights, { bigint: true });
   const replacement = readFileSync(join(dir, 'new', 'weights-0.safetensors'));
   expect(replacement.byteLength).toBe(Number(before.size));
   expect(replacement.equals(readFileSync(weights))).toBe(false);
   writeFileSync(weights, replacement);
-  utimesSync(weights, before.atime, before.mtime);
+  utimesSync(weights, seconds, seconds);
   const after = statSync(weights, { bigint: true });
-  expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
+  expect([after.ino, after.size, after.mtimeNs]).toEqual([before.ino, before.size, before.mtimeNs]);
 
   expect(runHere(registry, program, cachePath)).toBe(newOutput);
   const fresh = runChild(program, cachePath);
