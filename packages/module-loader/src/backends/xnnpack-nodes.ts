@@ -11,10 +11,9 @@ import {
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { GraphMethodManifest, GraphNode, MethodInput } from '../program/manifest.js';
-import { FLOAT_DTYPES, type SafetensorsDtype } from '../safetensors/dtypes.js';
+import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
 import type { SafetensorsFile } from '../safetensors/file.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
-import type { TensorTable } from '../safetensors/tensor-table.js';
 import type { BackendInitContext } from './backend.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { NodeKeyColumns } from './node-keys.js';
@@ -50,7 +49,7 @@ export interface OperatorSettings {
  * Checks every node against the weights (before the cache is touched) and takes each
  * linear node's keys: content keys when `keyed` is given (the shared cache sees tensors by
  * content), tensor names otherwise (a private cache). One name look-up per tensor serves
- * both; the checks read the weight tables' columns (no tensor info is made).
+ * both.
  */
 export function checkAndKeyNodes(
   method: GraphMethodManifest,
@@ -273,32 +272,30 @@ function checkTensor(
   index: number,
   role: 'weight' | 'bias',
 ): number {
-  const table = file?.table;
-  if (table === undefined || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
-    return tensorProblem(undefined, at, name, features, context, index, role);
+  const info = file?.table.info(at);
+  if (info === undefined || !FLOAT_DTYPES.has(info.dtype)) {
+    return tensorProblem(undefined, name, features, context, index, role);
   }
-  const rank = table.ranks[at] as number;
-  const start = table.shapeStarts[at] as number;
-  const first = table.dims[start] as number;
+  const { shape } = info;
+  const first = shape[0] as number;
   const fits =
     role === 'weight'
-      ? rank === 2 && table.dims[start + 1] === features
-      : rank === 1 && first === features;
-  if (!fits) return tensorProblem(table, at, name, features, context, index, role);
+      ? shape.length === 2 && shape[1] === features
+      : shape.length === 1 && first === features;
+  if (!fits) return tensorProblem(shape, name, features, context, index, role);
   return first;
 }
 
-/** The refusal of a tensor checkTensor found missing (`table` undefined) or ill-shaped. */
+/** The refusal of a tensor checkTensor found missing (`shape` undefined) or ill-shaped. */
 function tensorProblem(
-  table: TensorTable | undefined,
-  at: number,
+  shape: readonly number[] | undefined,
   name: string,
   features: number,
   context: BackendInitContext,
   index: number,
   role: 'weight' | 'bias',
 ): never {
-  if (table === undefined) {
+  if (shape === undefined) {
     return nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
   }
   const expected = role === 'weight' ? `[out, ${features}]` : `[${features}]`;
@@ -306,7 +303,7 @@ function tensorProblem(
     context,
     index,
     role,
-    `${role} "${name}" has shape [${table.shapeOf(at).join(', ')}]; expected ${expected}`,
+    `${role} "${name}" has shape [${shape.join(', ')}]; expected ${expected}`,
   );
 }
 

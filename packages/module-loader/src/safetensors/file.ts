@@ -140,10 +140,9 @@ export class SafetensorsFile {
    * a short time), or undefined when it is not a float tensor or the file is closed.
    */
   freshViewAt(index: number): MappedTensorView | undefined {
-    const table = this.table;
-    if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsTensorInfo['dtype']) || this.#closed)
-      return undefined;
-    return new MappedTensorView(table.names[index] as string, undefined, this, index);
+    const info = this.table.info(index);
+    if (!FLOAT_DTYPES.has(info.dtype) || this.#closed) return undefined;
+    return new MappedTensorView(info.name, info, this, index);
   }
 
   /** The name the weights cache knows this tensor by: its digest (+ dtype when widened). */
@@ -161,8 +160,8 @@ export class SafetensorsFile {
   /** contentKey of the tensor at `index` of `table`. */
   contentKeyAt(index: number): string {
     const table = this.table;
-    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
-    return contentKey(table.digest(index) ?? this.#hash(table.info(index), index), dtype);
+    const info = table.info(index);
+    return contentKey(table.digest(index) ?? this.#hash(info, index), info.dtype);
   }
 
   /** SHA-256 of the tensor's stored bytes: hashed already by this load, or read (in ≤ 1 GiB maps) and hashed. */
@@ -204,13 +203,9 @@ export class SafetensorsFile {
 
   /** @internal The floats behind a view; opens and maps on first use. */
   floatsOf(view: MappedTensorView): Float32Array {
-    const table = this.table;
-    const index = view.index;
-    const byteLength = table.byteLengths[index] as number;
+    const { byteLength, dtype, fileOffset } = this.table.info(view.index);
     if (this.#closed || byteLength === 0) return new Float32Array(0);
     this.#openFile();
-    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
-    const fileOffset = table.fileOffsets[index] as number;
     const elements = byteLength / (dtype === 'F32' ? 4 : 2);
     if (dtype === 'F32' && fileOffset % 4 === 0) {
       const window = this.#mapWindow(view.name);
@@ -246,8 +241,8 @@ export class SafetensorsFile {
     const mapping = window.mapping;
     // A heap-backend "mapping" (no addon) is a copy in memory: re-reading it would only cost.
     if (mapping === null || mapping.backend === 'heap') return;
-    const end =
-      (this.table.fileOffsets[index] as number) + (this.table.byteLengths[index] as number);
+    const { fileOffset, byteLength } = this.table.info(index);
+    const end = fileOffset + byteLength;
     if (end - window.droppedTo < DROP_BATCH_BYTES) return;
     // Whole pages of the file (a window starts on a 4 KiB boundary, which may not be a page
     // boundary): a page the next tensor shares is kept.
@@ -354,7 +349,7 @@ export class SafetensorsFile {
     const header = parseSafetensorsHeader(prefix, size, this.path);
     this.counters.add('headersParsed');
     this.#metadata = header.metadata;
-    this.#table = TensorTable.fromInfos(header.tensors);
+    this.#table = new TensorTable(header.tensors);
     return this.#table;
   }
 
