@@ -40,13 +40,6 @@ export type ChildTask =
       readonly cachePath: string;
     }
   | {
-      /** A bound for any JavaScript warm start of `method` (warm-bound.ts). */
-      readonly kind: 'bound';
-      readonly program: string;
-      readonly cachePath: string;
-      readonly method: string;
-    }
-  | {
       /**
        * Heap bytes allocated by a warm start of `method` or by the floor (allocations.ts),
        * in a child started with ALLOCATION_NODE_FLAGS.
@@ -74,8 +67,6 @@ export interface LoadResult {
   readonly packCalls: number;
   readonly packedBytesWritten: number;
   readonly cacheHits: number;
-  /** The method's keys came from its plan next to the cache file (no weight table read). */
-  readonly fromPlan: boolean;
   readonly operators: number;
   readonly cacheStats: Record<string, number>;
   /** XNNWeightsCache.memoryStats() after the forward pass (or after finalize without one). */

@@ -31,7 +31,6 @@ import {
 } from './child-protocol.js';
 import { measureFloor } from './floor.js';
 import { fillWeights, nowMs, peakRssBytes, smapsRollup } from './measure.js';
-import { measureWarmBound } from './warm-bound.js';
 
 const METHOD = 'forward';
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -103,7 +102,6 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
     packCalls: packing.calls,
     packedBytesWritten: packing.bytes,
     cacheHits: handle.cacheHits,
-    fromPlan: handle.fromPlan,
     operators: handle.operators.size,
     cacheStats: numbers(handle.cache.stats()),
     memory,
@@ -209,9 +207,7 @@ async function main(): Promise<void> {
   if (task.kind === 'load') await load(task);
   else if (task.kind === 'cycles') cycles(task);
   else if (task.kind === 'floor') send('result', measureFloor(task.cachePath));
-  else if (task.kind === 'bound') {
-    send('result', measureWarmBound(task.program, task.cachePath, task.method));
-  } else if (task.kind === 'allocations') {
+  else if (task.kind === 'allocations') {
     send(
       'result',
       task.what === 'warm'

@@ -1,5 +1,4 @@
 import { rmSync, statSync } from 'node:fs';
-import { methodPlansPath, sourceRecordPath } from '@memlayer/module-loader';
 import type { AllocationResult } from './allocations.js';
 import type { LoadResult } from './child-protocol.js';
 import { runInChild } from './children.js';
@@ -17,20 +16,15 @@ import {
   type SectionBody,
   weightBytesOf,
 } from './types.js';
-import type { WarmBoundResult } from './warm-bound.js';
 
 const METHOD_COLD =
-  'fresh child process, cache file, its weight-digest record and its method plans deleted first: Module.load + loadMethod (packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
+  'fresh child process, cache file deleted first: Module.load + loadMethod (hashes the weights, packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
 const METHOD_COLD_SAVED =
   'as the cold start, with save_weight_cache_on_disk = true: data synced and index committed before the method is runnable; median of the runs';
 const METHOD_WARM =
-  'fresh child processes right after the cold one, same cache file (page cache warm): Module.load + loadMethod; each run takes 3 warm starts, each followed by a floor and a bound (the three see the machine alike); median of all';
-const METHOD_WARM_NO_PLAN =
-  'fresh child process right after the warm one, its method plans deleted first (the weight-digest record kept): Module.load + loadMethod take every weight table from the record and check every node again (then write the plan anew); median of the runs';
+  'fresh child processes right after the cold one, same cache file (page cache warm): Module.load + loadMethod (reads and hashes the weights, finds every layer); each run takes 3 warm starts, each followed by a floor (the two see the machine alike); median of all';
 const METHOD_FLOOR =
   'fresh child process right after each warm start, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); 3 per run, median of all';
-const METHOD_BOUND =
-  "fresh child process right after each floor, same cache file and method plans: read and stat the JSON manifest and make an object per node, read the method plans (check digest, JSON, keys), build the floor's table, then per linear node find its entry by its planned name and make one object (warm-bound.ts: what any JavaScript warm start that keeps these formats must do, with no checks); 3 per run, median of all";
 const METHOD_HEAP =
   'fresh child process, heap-only cache (no packed_cache_path): what every start costs without a cache file; median of the runs';
 
@@ -47,10 +41,8 @@ export async function measureColdWarm(
   const cold: LoadResult[] = [];
   const coldSaved: LoadResult[] = [];
   const warm: LoadResult[] = [];
-  const warmNoPlan: LoadResult[] = [];
   const heap: LoadResult[] = [];
   const floor: FloorResult[] = [];
-  const bound: WarmBoundResult[] = [];
   let committedFileBytes = 0;
   for (let run = 0; run < runs; run++) {
     options.progress(`${spec.label}: cold/warm/heap start, run ${run + 1} of ${runs}`);
@@ -72,23 +64,18 @@ export async function measureColdWarm(
     cold.push(await start('file', { execute }));
     // Read once the cold child has exited: its deferred commit has cut the growth tail.
     if (run === 0) committedFileBytes = statSync(cachePath).size;
-    // Warm start, floor and bound side by side, a few times: their ratios are the point,
+    // Warm start and floor side by side, a few times: their ratio is the point,
     // and a median of 3 single starts moved 40% between runs on this shared machine.
     for (let sample = 0; sample < warmSamples(options.quick); sample++) {
       warm.push(await start('file', { execute: execute && sample === 0 }));
       floor.push(await runInChild<FloorResult>({ kind: 'floor', cachePath }));
-      // The cold start saved the method plan at its exit: the bound reads it.
-      const task = { kind: 'bound', program, cachePath, method: 'forward' } as const;
-      bound.push(await runInChild<WarmBoundResult>(task));
     }
-    rmSync(methodPlansPath(cachePath), { force: true });
-    warmNoPlan.push(await start('file'));
     heap.push(await start('heap'));
     forgetCache(cachePath);
     coldSaved.push(await start('file', { saveNow: true }));
   }
   // Allocations repeat from run to run: one warm start and one floor, of the file the last
-  // cold start (saved at once, its plans at its exit) left.
+  // cold start (saved at once) left.
   options.progress(`${spec.label}: heap allocated by a warm start and by the floor`);
   const allocations = (what: 'warm' | 'floor') =>
     runInChild<AllocationResult>({
@@ -108,18 +95,14 @@ export async function measureColdWarm(
     coldMs: pick(cold, 'timeToRunnableMs'),
     coldSavedMs: pick(coldSaved, 'timeToRunnableMs'),
     warmMs: pick(warm, 'timeToRunnableMs'),
-    warmNoPlanMs: pick(warmNoPlan, 'timeToRunnableMs'),
     heapMs: pick(heap, 'timeToRunnableMs'),
     floorMs: median(floor.map((result) => result.floorMs)),
-    boundMs: median(bound.map((result) => result.boundMs)),
     warmAllocations,
     floorAllocations,
     coldMethodMs: pick(cold, 'methodLoadMs'),
     coldPacks: cold[0]?.packCalls ?? Number.NaN,
     warmPacks: Math.max(...warm.map((result) => result.packCalls)),
     warmHits: Math.min(...warm.map((result) => result.cacheHits)),
-    warmFromPlan: warm.every((result) => result.fromPlan),
-    warmNoPlanUsedNone: warmNoPlan.every((result) => !result.fromPlan),
     heapPacks: heap[0]?.packCalls ?? Number.NaN,
     runs,
     outputsMatch:
@@ -133,14 +116,9 @@ export async function measureColdWarm(
   return result;
 }
 
-/**
- * A cold start begins with neither the cache file nor its record of weight digests (which
- * would spare it hashing the weights) nor its method plans: the first start a model ever gets.
- */
+/** A cold start begins without the cache file: the first start a model ever gets. */
 function forgetCache(cachePath: string): void {
   rmSync(cachePath, { force: true });
-  rmSync(sourceRecordPath(cachePath), { force: true });
-  rmSync(methodPlansPath(cachePath), { force: true });
 }
 
 /**
@@ -182,7 +160,7 @@ function peakRssFigures(size: string, spec: ModelSpec, r: ColdWarmResult): Figur
   ];
 }
 
-/** Warm starts (each with a floor and a bound) per cold start. */
+/** Warm starts (each with a floor) per cold start. */
 export function warmSamples(quick: boolean): number {
   return quick ? 1 : 3;
 }
@@ -220,12 +198,6 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         method: METHOD_WARM,
       },
       {
-        label: `${size}: warm start without the method plan`,
-        value: r.warmNoPlanMs,
-        unit: 'ms',
-        method: METHOD_WARM_NO_PLAN,
-      },
-      {
         label: `${size}: floor (map + decode index + name table)`,
         value: r.floorMs,
         unit: 'ms',
@@ -236,26 +208,6 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         value: r.warmMs / r.floorMs,
         unit: 'ratio',
         method: 'the two medians above, same run (target: at most 1.5)',
-      },
-      {
-        label: `${size}: bound of a JavaScript warm start`,
-        value: r.boundMs,
-        unit: 'ms',
-        method: METHOD_BOUND,
-      },
-      {
-        label: `${size}: ratio warm / bound`,
-        value: r.warmMs / r.boundMs,
-        unit: 'ratio',
-        method:
-          'the two medians above, same run: what our code adds to what any JavaScript warm start must do',
-      },
-      {
-        label: `${size}: ratio bound / floor`,
-        value: r.boundMs / r.floorMs,
-        unit: 'ratio',
-        method:
-          'the two medians above, same run: what the JSON manifest, the JSON plans and one object per layer cost over the floor',
       },
       ...allocationFigures(size, r.warmAllocations, r.floorAllocations),
       {
@@ -280,7 +232,7 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         label: `${size}: packing calls cold / warm`,
         value: r.coldPacks,
         unit: `calls cold (warm: ${r.warmPacks})`,
-        method: `packingStats().calls in each child; warm cache hits: ${r.warmHits} of ${spec.layers} operators; warm starts took their keys from the method plan: ${r.warmFromPlan ? 'yes' : 'no'}. Anchor: ExecuTorch reports that a cache hit skips packing entirely (0 packs)`,
+        method: `packingStats().calls in each child; warm cache hits: ${r.warmHits} of ${spec.layers} operators. Anchor: ExecuTorch reports that a cache hit skips packing entirely (0 packs)`,
       },
       {
         label: `${size}: cache file size`,
@@ -290,10 +242,6 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
       },
     );
     figures.push(...peakRssFigures(size, spec, r));
-    if (!r.warmFromPlan)
-      notes.push(`${size}: a warm start did not take its keys from the method plan.`);
-    if (!r.warmNoPlanUsedNone)
-      notes.push(`${size}: a warm start without plans found one (its plans were not deleted).`);
     if (r.warmPacks !== 0)
       notes.push(`${size}: the warm start packed ${r.warmPacks} times (expected 0).`);
     if (r.outputsMatch === false) notes.push(`${size}: warm output differs from cold output.`);
@@ -327,14 +275,6 @@ export async function coldWarmSection(options: BenchOptions): Promise<SectionBod
         unit: 'ms',
         higherIsBetter: false,
         method: `${METHOD_WARM} vs ${METHOD_FLOOR}`,
-      }),
-      compare({
-        label: `warm start with vs without its method plan, ${spec.label}`,
-        ours: { name: 'warm, keys from the plan', value: r.warmMs },
-        peer: { name: 'warm, weight record only', value: r.warmNoPlanMs },
-        unit: 'ms',
-        higherIsBetter: false,
-        method: `${METHOD_WARM} vs ${METHOD_WARM_NO_PLAN}`,
       }),
       compare({
         label: `warm start vs heap-only start, ${spec.label}`,

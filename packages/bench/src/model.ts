@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeSafetensors, type F32TensorInput } from '@memlayer/module-loader';
 import { fillWeights } from './measure.js';
@@ -32,10 +32,6 @@ export function writeModel(dir: string, spec: ModelSpec): string {
     }
     const file = `weights-${files.length}.safetensors`;
     writeLargeFile(join(dir, file), encodeSafetensors(tensors));
-    // A model is normally written long before it is loaded. The loader re-reads a file
-    // modified within the last seconds (a same-size rewrite could share its mtime), so
-    // a just-written file would be hashed again by the warm start.
-    backdate(join(dir, file));
     files.push(file);
   }
   const graph = Array.from({ length: spec.layers }, (_, layer) => ({
@@ -60,15 +56,7 @@ export function writeModel(dir: string, spec: ModelSpec): string {
   };
   const path = join(dir, 'program.json');
   writeFileSync(path, JSON.stringify(manifest));
-  // Likewise the manifest: a method plan knows a settled manifest by its identity alone.
-  backdate(path);
   return path;
-}
-
-/** Sets a file's times an hour back, as a model written long before it is loaded. */
-function backdate(path: string): void {
-  const anHourAgo = Date.now() / 1000 - 3600;
-  utimesSync(path, anHourAgo, anHourAgo);
 }
 
 /** One write(2) takes at most 2 GiB - 1 bytes: larger shards are written in pieces. */

@@ -94,13 +94,9 @@ export interface ColdWarmResult {
   /** Cold start with save_weight_cache_on_disk = true (durable before runnable). */
   readonly coldSavedMs: number;
   readonly warmMs: number;
-  /** Warm start with the method plans deleted first (weight record only). */
-  readonly warmNoPlanMs: number;
   readonly heapMs: number;
   /** Map + decode index + name table of the same file, fresh process (the warm start's floor). */
   readonly floorMs: number;
-  /** measureWarmBound: a bare warm start in plain JavaScript (warm-bound.ts). */
-  readonly boundMs: number;
   /** Heap bytes a warm start and the floor allocate (allocations.ts), fresh children. */
   readonly warmAllocations: AllocationResult;
   readonly floorAllocations: AllocationResult;
@@ -108,10 +104,6 @@ export interface ColdWarmResult {
   readonly coldPacks: number;
   readonly warmPacks: number;
   readonly warmHits: number;
-  /** Every warm start took its keys from the method plan. */
-  readonly warmFromPlan: boolean;
-  /** No warm start without plans used one. */
-  readonly warmNoPlanUsedNone: boolean;
   readonly heapPacks: number;
   readonly runs: number;
   readonly outputsMatch: boolean | null;

@@ -42,8 +42,6 @@ export interface RunReport {
   packedBytesPacked: number;
   operators: number;
   cacheHits: number;
-  /** The method's cache keys came from its plan next to the cache (no weight table read). */
-  fromPlan: boolean;
   cache: {
     entries: number;
     packedBytes: number;
@@ -168,7 +166,6 @@ export function runProgram(options: RunProgramOptions): RunReport {
     packedBytesPacked: packsAfter.bytes - packsBefore.bytes,
     operators,
     cacheHits: handle.cacheHits ?? 0,
-    fromPlan: handle.fromPlan ?? false,
     weights: handle.weightStats ?? null,
     cache:
       stats && memory

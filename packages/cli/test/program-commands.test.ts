@@ -1,6 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SourceRecord } from '@memlayer/module-loader';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { renderDemoTable } from '../src/commands/demo.js';
 import { writeDemoModel } from '../src/demo/model.js';
@@ -13,10 +12,6 @@ let programPath: string;
 beforeAll(() => {
   ({ dir, cleanup } = tempDir());
   programPath = writeDemoModel(dir, 4, 64).programPath;
-  // Written an hour ago, as a downloaded model is: the loader re-reads a file modified in
-  // the last seconds, so a just-written file would be hashed by the warm start too.
-  const anHourAgo = Date.now() / 1000 - 3600;
-  for (const name of readdirSync(dir)) utimesSync(join(dir, name), anHourAgo, anHourAgo);
 });
 afterAll(() => cleanup());
 
@@ -49,11 +44,13 @@ describe('memlayer run', () => {
     const warm = JSON.parse(
       (await memlayer(['run', programPath, '--cache', cache, '--batch', '3', '--json'])).stdout,
     );
-    expect(coldReport.fromPlan).toBe(false);
-    expect(warm).toMatchObject({ packs: 0, cacheHits: 4, fromPlan: true });
-    // The warm start trusted the weight file from a stat: nothing opened or hashed.
-    expect(coldReport.weights.filesStatted).toBeGreaterThan(0);
-    expect(warm.weights).toMatchObject({ filesStatted: 1, filesOpened: 0, bytesHashed: 0 });
+    expect(warm).toMatchObject({ packs: 0, cacheHits: 4 });
+    // Every start reads and hashes the weights it keys, the warm one too.
+    expect(warm.weights).toMatchObject({
+      filesStatted: 1,
+      bytesHashed: coldReport.weights.bytesHashed,
+    });
+    expect(warm.weights.bytesHashed).toBeGreaterThan(64 * 64 * 4);
     expect(warm.cache.fallback).toEqual({});
     expect(warm.outputs).toEqual(coldReport.outputs);
     expect(warm.cache.fileBytes).toBe(coldReport.cache.fileBytes);
@@ -120,38 +117,6 @@ describe('memlayer run', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('broken.json');
     expect(result.stderr).toContain('graph[0].weight');
-  });
-});
-
-describe('memlayer verify --program', () => {
-  test('re-hashes the weights against the digests recorded next to the cache', async () => {
-    const cache = join(dir, 'sources.xpwc');
-    expect((await memlayer(['run', programPath, '--cache', cache])).status).toBe(0);
-    const clean = await memlayer(['verify', cache, '--program', programPath, '--json']);
-    expect(clean.status, clean.stdout).toBe(0);
-    const report = JSON.parse(clean.stdout);
-    expect(report.sources.files).toMatchObject([{ status: 'ok', tensors: 8, mismatched: [] }]);
-    expect(report.sources.bytesHashed).toBeGreaterThan(64 * 64 * 4);
-    // A record that disagrees with the bytes of an unchanged file: entries must not be trusted.
-    const record = new SourceRecord(cache);
-    const known = record.entry(record.paths()[0] as string);
-    if (known === undefined) throw new Error('the run recorded no weight file');
-    const digests = known.digests;
-    digests.set(digests.keys().next().value as string, '0'.repeat(64));
-    const { identity, readAtNs, tensors } = known;
-    expect(new SourceRecord(cache).save([{ identity, readAtNs, tensors, digests }])).toBe(true);
-    const tampered = await memlayer(['verify', cache, '--program', programPath, '--json']);
-    expect(tampered.status).toBe(1);
-    const findings = JSON.parse(tampered.stdout).findings;
-    expect(findings.map((f: { code: string }) => f.code)).toEqual(['SOURCE_MISMATCH']);
-  });
-
-  test('a program that cannot be read is bad usage (exit 2)', async () => {
-    const cache = join(dir, 'any.xpwc');
-    writeFileSync(cache, v3File().bytes);
-    const result = await memlayer(['verify', cache, '--program', join(dir, 'nope.json')]);
-    expect(result.status).toBe(2);
-    expect(result.stderr).toContain('nope.json');
   });
 });
 

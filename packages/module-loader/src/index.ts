@@ -46,7 +46,6 @@ export {
   type ModuleLoaderErrorDetails,
 } from './errors.js';
 export { type FileContext, resolveContainedPath } from './files/contained-path.js';
-export { savePendingMemoFiles } from './files/deferred-saves.js';
 export { MAX_CALLABLE_BYTES } from './files/limits.js';
 export { readRegularFile } from './files/read-regular-file.js';
 export {
@@ -77,19 +76,6 @@ export {
   type ReadonlyLoadBackendOptionsMap,
 } from './options/load-backend-options-map.js';
 export { OwnedOptionsMap } from './options/owned-options-map.js';
-export {
-  MAX_METHOD_PLANS_BYTES,
-  METHOD_PLAN_WARNING,
-  MethodPlans,
-  methodPlansPath,
-} from './plans/method-plans.js';
-export {
-  MAX_METHOD_PLANS,
-  METHOD_PLANS_FORMAT,
-  METHOD_PLANS_VERSION,
-  type MethodPlan,
-  type PlannedWeightFile,
-} from './plans/plan-codec.js';
 export { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './program/json-shape.js';
 export {
   type CallableMethodManifest,
@@ -162,33 +148,10 @@ export {
   type SafetensorsHeader,
   type SafetensorsTensorInfo,
 } from './safetensors/header.js';
-export { type FileIdentity, statIdentity } from './safetensors/identity.js';
-export {
-  type KnownFile,
-  type KnownFileSource,
-  processMemo,
-  RememberedFile,
-} from './safetensors/known-files.js';
 export { ContentKeyedDataMap, SafetensorsNamedDataMap } from './safetensors/named-data.js';
-export {
-  forgetSourceRecords,
-  MAX_SOURCE_RECORD_BYTES,
-  MAX_SOURCE_RECORD_FILES,
-  SOURCE_RECORD_FORMAT,
-  SOURCE_RECORD_VERSION,
-  SOURCE_RECORD_WARNING,
-  SourceRecord,
-  sourceRecordFor,
-  sourceRecordPath,
-} from './safetensors/source-record.js';
 export { TensorTable } from './safetensors/tensor-table.js';
 export { MappedTensorView } from './safetensors/tensor-view.js';
-export { type SourceCheck, verifyWeightSources } from './safetensors/verify-sources.js';
-export {
-  resetWeightFileStats,
-  type WeightStats,
-  weightFileStats,
-} from './safetensors/weight-stats.js';
+export type { WeightStats } from './safetensors/weight-stats.js';
 export { MAX_WINDOW_BYTES } from './safetensors/windows.js';
 export { encodeSafetensors, type F32TensorInput } from './safetensors/writer.js';
 export { safetensorsLimits };

@@ -9,7 +9,6 @@ import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
-  savePendingMemoFiles,
 } from '../src/index.js';
 import { heapOnlyOutput, programInput, sha256, writeLinearProgram } from './weights-programs.js';
 
@@ -18,7 +17,6 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'memlayer-property-'));
 });
 afterAll(() => {
-  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
   rmSync(root, { recursive: true, force: true });
 });
 

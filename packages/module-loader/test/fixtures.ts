@@ -6,7 +6,6 @@ import {
   encodeSafetensors,
   type F32TensorInput,
   LoadBackendOptionsMap,
-  savePendingMemoFiles,
 } from '../src/index.js';
 
 /** Deterministic pseudo-random floats in [-1, 1) (xorshift32). */
@@ -87,7 +86,6 @@ export function writeMlpProgram(sizes: number[] = [16, 32, 24, 8], seed = 7): Ml
     manifestPath,
     layers,
     cleanup: () => {
-      savePendingMemoFiles(); // saves left for later by loads of this folder
       rmSync(dir, { recursive: true, force: true });
     },
   };

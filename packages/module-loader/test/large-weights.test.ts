@@ -17,7 +17,6 @@ import {
   MAX_WINDOW_BYTES,
   Module,
   SafetensorsFile,
-  savePendingMemoFiles,
 } from '../src/index.js';
 import { floats } from './fixtures.js';
 
@@ -26,7 +25,6 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'memlayer-large-'));
 });
 afterEach(() => {
-  savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
   rmSync(dir, { recursive: true, force: true });
 });
 

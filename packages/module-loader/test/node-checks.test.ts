@@ -1,32 +1,23 @@
 // A method load checks each linear node's tensors against the weight tables' columns (no
-// tensor info is made for it): the same errors whether the tables come from the headers or
-// from the record next to a cache file, with the weight cache on or off.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// tensor info is made for it): the same errors with the weight cache on or off.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   BackendOptions,
   BackendRegistry,
-  forgetSourceRecords,
   LoadBackendOptionsMap,
   Module,
   ModuleLoaderError,
-  methodPlansPath,
-  processMemo,
-  savePendingMemoFiles,
-  sourceRecordPath,
   XnnpackBackend,
   type XnnpackHandle,
 } from '../src/index.js';
 import { type MlpFixture, writeMlpProgram } from './fixtures.js';
-import { backdate } from './weights-programs.js';
 
 let fixture: MlpFixture | undefined;
 afterEach(() => {
   fixture?.cleanup();
   fixture = undefined;
-  processMemo.clear();
-  forgetSourceRecords();
 });
 
 /** A safetensors file of one I32 tensor "ints" of shape [32, 16]: not a float weight. */
@@ -43,7 +34,7 @@ function intTensorFile(path: string): void {
 
 /**
  * The MLP fixture (l0.weight [32, 16], l0.bias [32], l1.weight [24, 32], l2.weight [8, 24],
- * l2.bias [8]; linear nodes 0, 2 and 4) plus ints.safetensors, its files backdated.
+ * l2.bias [8]; linear nodes 0, 2 and 4) plus ints.safetensors.
  */
 function program(): MlpFixture {
   fixture = writeMlpProgram();
@@ -51,8 +42,6 @@ function program(): MlpFixture {
   const manifest = JSON.parse(readFileSync(fixture.manifestPath, 'utf8'));
   manifest.weights.push('ints.safetensors');
   writeFileSync(fixture.manifestPath, JSON.stringify(manifest));
-  backdate(join(fixture.dir, 'model.safetensors'));
-  backdate(join(fixture.dir, 'ints.safetensors'));
   return fixture;
 }
 
@@ -127,48 +116,6 @@ describe('linear node checks', () => {
       },
     );
   }
-
-  test.each(cases)(
-    'tables recalled from the record: %s gives the same error',
-    (_what, index, patch, message) => {
-      const { manifestPath, dir } = program();
-      // A first load writes the record; a fresh process (memo and records forgotten) reads it.
-      loadForward(manifestPath, 'cache file', dir).dispose();
-      savePendingMemoFiles(); // as the first process does at exit at the latest
-      expect(readFileSync(sourceRecordPath(join(dir, 'cache.xpwc')), 'utf8')).toContain(
-        'l0.weight',
-      );
-      processMemo.clear();
-      forgetSourceRecords();
-      // Without the method's plan, so that the record's tables are read.
-      rmSync(methodPlansPath(join(dir, 'cache.xpwc')));
-      const unpatched = loadForward(manifestPath, 'cache file', dir);
-      const { weightStats } = unpatched.methodHandle('forward') as XnnpackHandle;
-      expect([weightStats.filesKnown, weightStats.headersParsed]).toEqual([2, 0]);
-      unpatched.dispose();
-      processMemo.clear();
-      forgetSourceRecords();
-      patchNode(manifestPath, index, patch);
-      const module = new Module(manifestPath, {
-        registry: new BackendRegistry().register(new XnnpackBackend()),
-      });
-      module.load(
-        new LoadBackendOptionsMap().setOptions('XnnpackBackend', options('cache file', dir)),
-      );
-      let error: unknown;
-      try {
-        module.loadMethod('forward');
-      } catch (caught) {
-        error = caught;
-      }
-      module.dispose();
-      const role = 'weight' in patch ? 'weight' : 'bias';
-      const field = `methods.forward.graph[${index}].${role}`;
-      expect(error).toBeInstanceOf(ModuleLoaderError);
-      expect((error as ModuleLoaderError).code).toBe('ERR_MANIFEST_INVALID');
-      expect((error as ModuleLoaderError).message).toBe(`${manifestPath}: ${field}: ${message}`);
-    },
-  );
 
   test('the keys of each linear node read as a map by node index', () => {
     const { manifestPath, dir } = program();

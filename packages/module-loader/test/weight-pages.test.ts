@@ -9,7 +9,6 @@ import {
   BackendRegistry,
   LoadBackendOptionsMap,
   Module,
-  savePendingMemoFiles,
   XnnpackBackend,
 } from '../src/index.js';
 import { heapOnlyOutput, programInput, sha256, writeLinearProgram } from './weights-programs.js';
@@ -28,7 +27,6 @@ describe('weight pages during a cold load', () => {
     dir = mkdtempSync(join(tmpdir(), 'memlayer-pages-'));
   });
   afterEach(() => {
-    savePendingMemoFiles(); // saves left for later by this test's loads, before the folder goes
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,7 +1,7 @@
 // Programs of linear layers for the content-keyed cache tests: names, shapes, values and
 // file layout are chosen by the test, so programs can share names, bytes, or neither.
 import { createHash } from 'node:crypto';
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BackendOptions,
@@ -66,7 +66,6 @@ export function writeLinearProgram(dir: string, layers: readonly LayerSpec[]): s
   const weights = files.map((tensors, i) => {
     const name = `weights-${i}.safetensors`;
     writeFileSync(join(dir, name), encodeSafetensors(tensors ?? []));
-    backdate(join(dir, name));
     return name;
   });
   const manifestPath = join(dir, 'program.json');
@@ -117,16 +116,3 @@ export function sha256(data: Float32Array): string {
     .update(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
     .digest('hex');
 }
-
-/**
- * Sets a file's times a minute back, like weights downloaded earlier: a file modified within
- * the last 2 s is "racy" and is read again rather than trusted from a record.
- */
-export function backdate(path: string): void {
-  // Strictly increasing, so a file rewritten in place never gets its old mtime back.
-  lastBackdate = Math.max(Date.now() - 60_000, lastBackdate + 1);
-  const past = new Date(lastBackdate);
-  utimesSync(path, past, past);
-}
-
-let lastBackdate = 0;

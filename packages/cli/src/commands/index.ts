@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { benchCommand } from './bench.js';
 import { compactCommand } from './compact.js';
 import { demoCommand } from './demo.js';
+import { exportCommand } from './export.js';
 import { inspectCommand } from './inspect.js';
 import { runCommand } from './run.js';
 import { statsCommand } from './stats.js';
@@ -13,6 +14,7 @@ export const commands: Command[] = [
   compactCommand,
   statsCommand,
   runCommand,
+  exportCommand,
   demoCommand,
   benchCommand,
 ];

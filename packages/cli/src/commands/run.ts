@@ -148,7 +148,6 @@ export const runCommand: Command = {
       ['operators', String(report.operators)],
       ['packing calls', String(report.packs)],
       ['cache hits', String(report.cacheHits)],
-      ['keys from the method plan', report.fromPlan ? 'yes' : 'no'],
     ];
     if (report.cache) {
       rows.push(

@@ -2,10 +2,9 @@ import { resolve } from 'node:path';
 import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
-import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
+import { boolFlag, type Command, type CommandContext } from '../command.js';
 import { formatBytes, hex32 } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
-import type { SourceFinding } from '../source-findings.js';
 import { style } from '../style.js';
 import { loadReport, requirePath } from './inspect.js';
 
@@ -28,18 +27,12 @@ export const verifyCommand: Command = {
       type: 'boolean',
       description: 'also read every entry and check its data CRC32C (v3 files)',
     },
-    program: {
-      type: 'string',
-      value: '<program.json>',
-      description: 'also re-hash its weight files and check the digests recorded next to the cache',
-    },
     json: { type: 'boolean', description: 'print the findings as one JSON document' },
   },
   async run(context) {
     const { XpwcFormatError } = await import('@memlayer/cache-format');
     const path = requirePath(context.positionals);
     const full = boolFlag(context, 'full');
-    const program = stringFlag(context, 'program');
     const findings: Finding[] = [];
     let report: CacheReport | null = null;
     try {
@@ -97,16 +90,6 @@ export const verifyCommand: Command = {
       if (full && report.version === 3)
         checkedBytes = await checkEntryCrcs(context, path, report.entries, findings);
     }
-    let sources: { findings: SourceFinding[]; files: unknown[]; bytesHashed: number } | null = null;
-    if (program !== undefined) {
-      const { checkWeightSources } = await import('../source-findings.js');
-      sources = checkWeightSources(
-        resolve(context.cwd, path),
-        resolve(context.cwd, program),
-        program,
-      );
-      findings.push(...sources.findings);
-    }
     const problems = findings.filter((finding) => finding.severity === 'problem');
     const result = {
       path,
@@ -115,7 +98,6 @@ export const verifyCommand: Command = {
       entries: report?.entries.length ?? 0,
       lostEntries: loss && { readable: loss.readable, claimed: loss.claimed },
       checkedDataBytes: checkedBytes,
-      sources: sources && { files: sources.files, bytesHashed: sources.bytesHashed },
       findings,
     };
     if (boolFlag(context, 'json')) {
@@ -134,7 +116,7 @@ export const verifyCommand: Command = {
             color,
           );
       const detail = report
-        ? ` (${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'}${sources ? `; ${sources.files.length} weight file${sources.files.length === 1 ? '' : 's'} re-hashed (${formatBytes(sources.bytesHashed)})` : ''})`
+        ? ` (${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, ${full ? `${formatBytes(checkedBytes)} of data checked` : 'index checked; --full also checks data CRCs'})`
         : '';
       context.stdout(`${[...lines, summary + detail].join('\n')}\n`);
     }

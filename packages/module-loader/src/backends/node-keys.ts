@@ -1,5 +1,3 @@
-import { kernelKeyEnd } from '../safetensors/digest.js';
-
 /** The keys a linear node's tensors go by in the cache. */
 export interface NodeKeys {
   kernel: string;
@@ -8,61 +6,25 @@ export interface NodeKeys {
 
 /**
  * The keys of a method's linear nodes as two columns indexed by node (undefined kernel: not
- * a linear node), read as a ReadonlyMap of node index → NodeKeys. A warm start keys every
- * layer but rarely reads the map: its entry objects are made only when read. Keys from a
- * method plan come as one entry name per node (kernel key + bias key, the name the cache
- * looks up): the two columns are split from them only when first read.
+ * a linear node), read as a ReadonlyMap of node index → NodeKeys (the map is made only when
+ * iterated).
  */
 export class NodeKeyColumns implements ReadonlyMap<number, NodeKeys> {
   #all: Map<number, NodeKeys> | null = null;
-  #kernels: readonly (string | undefined)[] | null;
-  #biases: readonly (string | null)[] | null;
 
   /**
-   * `size`: the linear nodes (kernels set). A linear node's kernel is
+   * `kernels`: each node's kernel key (undefined: not a linear node); `biases`: each linear
+   * node's bias key (null: none); `size`: the linear nodes. A linear node's kernel is
    * [outFeatures, inFeatures]; `inFeatures` is 0 for other nodes (`outFeatures` may hold
-   * their output width). `entryNames`, when the keys came as entry names: each linear
-   * node's (undefined for other nodes), and `kernels` and `biases` are null until read.
+   * their output width).
    */
   constructor(
-    kernels: readonly (string | undefined)[] | null,
-    biases: readonly (string | null)[] | null,
+    readonly kernels: readonly (string | undefined)[],
+    readonly biases: readonly (string | null)[],
     readonly size: number,
     readonly outFeatures: Int32Array,
     readonly inFeatures: Int32Array,
-    readonly entryNames?: readonly (string | undefined)[],
-  ) {
-    this.#kernels = kernels;
-    this.#biases = biases;
-  }
-
-  /** Each node's kernel key (undefined: not a linear node). */
-  get kernels(): readonly (string | undefined)[] {
-    if (this.#kernels === null) this.#split();
-    return this.#kernels as readonly (string | undefined)[];
-  }
-
-  /** Each linear node's bias key (null: none). */
-  get biases(): readonly (string | null)[] {
-    if (this.#biases === null) this.#split();
-    return this.#biases as readonly (string | null)[];
-  }
-
-  /** The two key columns from the entry names (checked by keysFromPlan: isEntryName). */
-  #split(): void {
-    const names = this.entryNames ?? [];
-    const kernels = new Array<string | undefined>(names.length);
-    const biases = new Array<string | null>(names.length);
-    for (let node = 0; node < names.length; node++) {
-      const name = names[node];
-      if (name === undefined) continue;
-      const end = kernelKeyEnd(name);
-      kernels[node] = end === name.length ? name : name.slice(0, end);
-      biases[node] = end === name.length ? null : name.slice(end);
-    }
-    this.#kernels = kernels;
-    this.#biases = biases;
-  }
+  ) {}
 
   get(node: number): NodeKeys | undefined {
     const kernel = this.kernels[node];

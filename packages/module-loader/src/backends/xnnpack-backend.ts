@@ -7,16 +7,11 @@ import {
   XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
-import { savePendingMemoFiles } from '../files/deferred-saves.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
-import { MethodPlans } from '../plans/method-plans.js';
-import { keysFromPlan, planFrom } from '../plans/plan-keys.js';
-import { PlanMismatch, PlannedDataMap } from '../plans/planned-data-map.js';
 import type { CompileSpecValue, GraphMethodManifest } from '../program/manifest.js';
 import { programInvalid } from '../pte/pte-errors.js';
 import { readXnnGraph, type XnnGraph } from '../pte/xnn-graph.js';
 import { ContentKeyedDataMap } from '../safetensors/named-data.js';
-import { sourceRecordFor } from '../safetensors/source-record.js';
 import type { WeightStats } from '../safetensors/weight-stats.js';
 import { gelu, relu } from './activations.js';
 import type {
@@ -105,11 +100,6 @@ export interface XnnpackHandle {
   readonly cache: XNNWeightsCache;
   /** Operators whose weights came from the cache instead of being packed. */
   readonly cacheHits: number;
-  /**
-   * True when the method's keys came from its plan next to the cache file (program and
-   * weights unchanged since it was made): no weight table was read and no node checked.
-   */
-  readonly fromPlan: boolean;
   readonly lease: WeightsCacheLease | null;
   destroyed: boolean;
 }
@@ -157,8 +147,6 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
   }
 
   private saveAll(): void {
-    // The files beside the caches too: "save now" means nothing is left for later.
-    savePendingMemoFiles();
     const error = this.caches.saveAll();
     if (error) {
       throw new ModuleLoaderError(
@@ -188,52 +176,13 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     const options = resolveXnnpackOptions(runtimeSpecs, this.globals);
     const tiling = tilingOf(compileSpecs, this.tiling);
     const useCache = options.weightCacheEnabled;
-    const cachePath = useCache ? options.packedCachePath : '';
-    // A cache file's record of known weight files: unchanged files need no header or hashing.
-    const record = cachePath !== '' ? sourceRecordFor(cachePath) : undefined;
-    // A cache file's plan of this method: unchanged program and weights need no tables,
-    // checks or keys at all (a layer that misses the cache still reads and checks its data).
-    const plans = cachePath !== '' ? new MethodPlans(cachePath) : undefined;
-    const plan = plans?.recall(program, methodName);
-    if (plan !== undefined) {
-      const map = new PlannedDataMap(program.namedData, () => program.namedData.resolve(record));
-      const keys = keysFromPlan(plan, method, map);
-      if (keys !== undefined) {
-        try {
-          const handle = this.build(context, method, options, tiling, keys, map, true);
-          if (map.resolved) record?.saveLater(program.namedData.knownFiles());
-          return handle;
-        } catch (error) {
-          // The weights are not what the plan says: start again the ordinary way (below),
-          // which checks everything and plans anew.
-          if (!(error instanceof PlanMismatch)) throw error;
-          plans?.rejected(program, methodName, error);
-        }
-      }
-    }
-    program.namedData.resolve(record);
+    program.namedData.resolve();
     // One pass checks every node against the weights before the cache is touched and
     // takes each linear node's keys: the shared cache sees tensors by content, a private
     // cache (weight cache off) by name.
     const keyed = useCache ? new ContentKeyedDataMap(program.namedData) : null;
     const contentKeys = checkAndKeyNodes(method, context, keyed);
-    const handle = this.build(
-      context,
-      method,
-      options,
-      tiling,
-      contentKeys,
-      keyed ?? program.namedData,
-      false,
-    );
-    // Remember what was learnt about the weight files and the method next to the cache
-    // file, once the method is runnable.
-    record?.saveLater(program.namedData.knownFiles());
-    if (plans !== undefined) {
-      const fresh = planFrom(program, methodName, method, contentKeys);
-      if (fresh !== undefined) plans.saveLater(fresh);
-    }
-    return handle;
+    return this.build(context, method, options, tiling, contentKeys, keyed ?? program.namedData);
   }
 
   /**
@@ -247,7 +196,6 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     tiling: GemmTiling | undefined,
     contentKeys: NodeKeyColumns,
     namedData: NamedDataMap,
-    fromPlan: boolean,
   ): XnnpackHandle {
     const { program } = context;
     const built = this.withCache(options, namedData, (cache) =>
@@ -272,7 +220,6 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       weightStats: program.weightStats(),
       cache,
       cacheHits,
-      fromPlan,
       lease,
       destroyed: false,
     };

@@ -1,14 +1,9 @@
-import { createHash } from 'node:crypto';
 import { type NamedDataMap, type TensorView, tensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { PteProgram } from '../pte/pte-program.js';
 import { XNN_INVALID_ID, XNODE_FULLY_CONNECTED, type XnnGraph } from '../pte/xnn-graph.js';
+import { sha256Hex } from '../safetensors/digest.js';
 import { dimOf, rankOf } from './xnnpack-delegate-checks.js';
-
-/** Lower-case hex SHA-256: the key ExecuTorch gives a constant (operators/node_visitor.py). */
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 /**
  * The key of constant value `value`: its named key, or for a constant stored by offset

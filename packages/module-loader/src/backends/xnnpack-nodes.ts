@@ -4,8 +4,6 @@
 import {
   createMissedFullyConnectedNcF32ByName,
   type FullyConnectedByNameOptions,
-  type FullyConnectedEntryOptions,
-  findFullyConnectedNcF32ByEntryName,
   findFullyConnectedNcF32ByName,
   type GemmTiling,
   NOT_FOUND,
@@ -13,10 +11,9 @@ import {
 } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { GraphMethodManifest, GraphNode, MethodInput } from '../program/manifest.js';
-import { FLOAT_DTYPES, type SafetensorsDtype } from '../safetensors/dtypes.js';
+import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
 import type { SafetensorsFile } from '../safetensors/file.js';
 import type { ContentKeyedDataMap } from '../safetensors/named-data.js';
-import type { TensorTable } from '../safetensors/tensor-table.js';
 import type { BackendInitContext } from './backend.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { NodeKeyColumns } from './node-keys.js';
@@ -26,7 +23,6 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type ReusedOptions = Omit<Mutable<FullyConnectedByNameOptions>, 'outputMin' | 'outputMax'> & {
   outputMin: number | undefined;
   outputMax: number | undefined;
-  entryName: string;
 };
 /** The operator checks the revision name itself (ERR_CACHE_INVALID_ARGUMENT). */
 type XnnpackRevisionOption = NonNullable<FullyConnectedByNameOptions['xnnpackRevision']>;
@@ -53,7 +49,7 @@ export interface OperatorSettings {
  * Checks every node against the weights (before the cache is touched) and takes each
  * linear node's keys: content keys when `keyed` is given (the shared cache sees tensors by
  * content), tensor names otherwise (a private cache). One name look-up per tensor serves
- * both; the checks read the weight tables' columns (no tensor info is made).
+ * both.
  */
 export function checkAndKeyNodes(
   method: GraphMethodManifest,
@@ -189,20 +185,12 @@ export function createOperators(
       index,
     ) as LayerSettings;
   const operators = new MethodOperators(graph.length, settingsOf);
-  // Keys from a plan come as entry names: looked up as they are, split only for a miss.
-  const entryNames = keys.entryNames;
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;
     layerSettings(options, node, keys, index);
     // By key: a cache hit loads no unpacked view (a miss loads both and checks their shapes).
-    let offset: number;
-    if (entryNames === undefined) {
-      offset = findFullyConnectedNcF32ByName(tensorNames(options, keys, index));
-    } else {
-      options.entryName = entryNames[index] as string;
-      offset = findFullyConnectedNcF32ByEntryName(options as FullyConnectedEntryOptions);
-    }
+    const offset = findFullyConnectedNcF32ByName(tensorNames(options, keys, index));
     let cacheHit = offset !== NOT_FOUND;
     if (cacheHit) operators.found(index, offset);
     else {
@@ -236,7 +224,6 @@ function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): Reus
     bias: null,
     outputMin: undefined,
     outputMax: undefined,
-    entryName: '',
   };
   if (settings.tiling !== undefined) options.tiling = settings.tiling;
   if (settings.xnnpackRevision !== '')
@@ -285,32 +272,30 @@ function checkTensor(
   index: number,
   role: 'weight' | 'bias',
 ): number {
-  const table = file?.table;
-  if (table === undefined || !FLOAT_DTYPES.has(table.dtypes[at] as SafetensorsDtype)) {
-    return tensorProblem(undefined, at, name, features, context, index, role);
+  const info = file?.table.info(at);
+  if (info === undefined || !FLOAT_DTYPES.has(info.dtype)) {
+    return tensorProblem(undefined, name, features, context, index, role);
   }
-  const rank = table.ranks[at] as number;
-  const start = table.shapeStarts[at] as number;
-  const first = table.dims[start] as number;
+  const { shape } = info;
+  const first = shape[0] as number;
   const fits =
     role === 'weight'
-      ? rank === 2 && table.dims[start + 1] === features
-      : rank === 1 && first === features;
-  if (!fits) return tensorProblem(table, at, name, features, context, index, role);
+      ? shape.length === 2 && shape[1] === features
+      : shape.length === 1 && first === features;
+  if (!fits) return tensorProblem(shape, name, features, context, index, role);
   return first;
 }
 
-/** The refusal of a tensor checkTensor found missing (`table` undefined) or ill-shaped. */
+/** The refusal of a tensor checkTensor found missing (`shape` undefined) or ill-shaped. */
 function tensorProblem(
-  table: TensorTable | undefined,
-  at: number,
+  shape: readonly number[] | undefined,
   name: string,
   features: number,
   context: BackendInitContext,
   index: number,
   role: 'weight' | 'bias',
 ): never {
-  if (table === undefined) {
+  if (shape === undefined) {
     return nodeProblem(context, index, role, `${role} "${name}" is not in the program's weights`);
   }
   const expected = role === 'weight' ? `[out, ${features}]` : `[${features}]`;
@@ -318,7 +303,7 @@ function tensorProblem(
     context,
     index,
     role,
-    `${role} "${name}" has shape [${table.shapeOf(at).join(', ')}]; expected ${expected}`,
+    `${role} "${name}" has shape [${shape.join(', ')}]; expected ${expected}`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { invalidArgument, ModuleLoaderError } from '../errors.js';
 import { assertNoNul, type FileContext } from './contained-path.js';
 
@@ -10,18 +10,6 @@ import { assertNoNul, type FileContext } from './contained-path.js';
  * file that grows meanwhile is cut there and memory stays bounded.
  */
 export function readRegularFile(path: string, maxBytes: number, ctx: FileContext): Uint8Array {
-  return readRegularFileWithStat(path, maxBytes, ctx).bytes;
-}
-
-/**
- * readRegularFile, with the fstat (nanosecond times) of the descriptor the bytes were read
- * from: what the file was when read, for a caller that trusts the file by identity later.
- */
-export function readRegularFileWithStat(
-  path: string,
-  maxBytes: number,
-  ctx: FileContext,
-): { bytes: Uint8Array; stat: BigIntStats } {
   assertNoNul(path, ctx.field, ctx);
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     invalidArgument('a non-negative integer', 'maxBytes', maxBytes);
@@ -33,7 +21,7 @@ export function readRegularFileWithStat(
     throw ioError(path, 'cannot open', error, ctx);
   }
   try {
-    const stat = fstatSync(fd, { bigint: true });
+    const stat = fstatSync(fd);
     if (!stat.isFile()) {
       throw new ModuleLoaderError(
         'ERR_NOT_A_REGULAR_FILE',
@@ -61,7 +49,7 @@ export function readRegularFileWithStat(
       if (count === 0) break; // shrank while read: keep what is there
       filled += count;
     }
-    return { bytes: filled === bytes.length ? bytes : bytes.subarray(0, filled), stat };
+    return filled === bytes.length ? bytes : bytes.subarray(0, filled);
   } finally {
     closeSync(fd);
   }

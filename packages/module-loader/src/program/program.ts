@@ -1,12 +1,9 @@
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { ModuleLoaderError } from '../errors.js';
 import { ContainedPaths, resolveContainedPath } from '../files/contained-path.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
-import { readRegularFile, readRegularFileWithStat } from '../files/read-regular-file.js';
-import { sha256Hex } from '../safetensors/digest.js';
+import { readRegularFile } from '../files/read-regular-file.js';
 import { SafetensorsFile } from '../safetensors/file.js';
-import { type FileIdentity, statIdentity } from '../safetensors/identity.js';
-import { nowNs } from '../safetensors/known-files.js';
 import { SafetensorsNamedDataMap } from '../safetensors/named-data.js';
 import { WeightCounters, type WeightStats } from '../safetensors/weight-stats.js';
 import {
@@ -17,8 +14,8 @@ import {
 } from './manifest.js';
 
 /**
- * 'minimal' checks the manifest and stats the weight files (their headers are read, or
- * taken from a record of known files, when a method first needs them);
+ * 'minimal' checks the manifest and stats the weight files (their headers are read when a
+ * method first needs them);
  * 'internal-consistency' also reads the tables now and checks that every tensor a graph
  * names exists in the weights.
  */
@@ -28,14 +25,6 @@ export interface LoadedProgram {
   /** Path of the manifest. */
   readonly path: string;
   readonly manifest: ProgramManifest;
-  /**
-   * Hex SHA-256 of the manifest's bytes as read (what a method plan is valid for when the
-   * manifest's identity is not the plan's). Computed when first read: a warm start whose
-   * plan matches `manifestFile` never hashes the manifest.
-   */
-  readonly manifestDigest: string;
-  /** The manifest as it was read: its identity (fstat of the descriptor read) and when. */
-  readonly manifestFile: { readonly identity: FileIdentity; readonly readAtNs: bigint };
   /** The safetensors tensors of the program, zero-copy views of mapped files. */
   readonly namedData: SafetensorsNamedDataMap;
   /** What loading this program's weights has cost so far (stats, headers, hashing, maps). */
@@ -55,11 +44,8 @@ export interface LoadedProgram {
  */
 export function loadProgram(path: string, verification: ProgramVerification): LoadedProgram {
   const ctx = { file: path, field: '$' };
-  const read = readRegularFileWithStat(path, MAX_MANIFEST_BYTES, ctx);
-  const manifestFile = { identity: statIdentity(resolve(path), ctx, read.stat), readAtNs: nowNs() };
-  let manifestBytes: Uint8Array | null = read.bytes;
-  let manifestDigest: string | null = null;
-  const manifest = parseManifest(new TextDecoder().decode(manifestBytes), path);
+  const bytes = readRegularFile(path, MAX_MANIFEST_BYTES, ctx);
+  const manifest = parseManifest(new TextDecoder().decode(bytes), path);
   const dir = dirname(path);
   const files: SafetensorsFile[] = [];
   const counters = new WeightCounters();
@@ -78,14 +64,6 @@ export function loadProgram(path: string, verification: ProgramVerification): Lo
     return {
       path,
       manifest,
-      get manifestDigest() {
-        if (manifestDigest === null) {
-          manifestDigest = sha256Hex(manifestBytes as Uint8Array);
-          manifestBytes = null; // hashed once: the bytes are not needed again
-        }
-        return manifestDigest;
-      },
-      manifestFile,
       namedData,
       weightStats: () => ({ ...counters.stats }),
       readFile: (relativePath, field, maxBytes = MAX_CALLABLE_BYTES) => {

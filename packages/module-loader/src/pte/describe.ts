@@ -2,8 +2,8 @@
 
 import { createDefaultRegistry } from '../backends/default-registry.js';
 import type { BackendRegistry } from '../backends/registry.js';
-import { sha256Hex } from '../backends/xnnpack-delegate-data.js';
 import { checkPteMethod } from '../module/pte-method.js';
+import { sha256Hex } from '../safetensors/digest.js';
 import { programInvalid } from './pte-errors.js';
 import type { PteProgram } from './pte-program.js';
 import { readXnnGraph, XNN_INVALID_ID, XNODE_FULLY_CONNECTED, xnodeName } from './xnn-graph.js';

@@ -1,29 +1,5 @@
 import { MmapError } from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
-import type { SafetensorsTensorInfo } from './header.js';
-
-/** Whether a remembered tensor table equals the one a header declares. */
-export function sameTables(
-  a: readonly SafetensorsTensorInfo[],
-  b: readonly SafetensorsTensorInfo[],
-): boolean {
-  if (a.length !== b.length) return false;
-  const byName = new Map(b.map((tensor) => [tensor.name, tensor]));
-  for (const x of a) {
-    const y = byName.get(x.name);
-    if (
-      y === undefined ||
-      x.dtype !== y.dtype ||
-      x.fileOffset !== y.fileOffset ||
-      x.byteLength !== y.byteLength ||
-      x.shape.length !== y.shape.length ||
-      x.shape.some((size, i) => size !== y.shape[i])
-    ) {
-      return false;
-    }
-  }
-  return true;
-}
 
 /** ERR_WEIGHTS_CHANGED: the file is no longer what the program was loaded with. */
 export function changed(path: string, why: string): ModuleLoaderError {

@@ -1,7 +1,7 @@
-// One safetensors weight file (about 410 lines): its identity, header, tensor table,
-// windowed mappings, lazily hashed content keys and lazily made views, which all follow the
-// file's one life cycle (recalled from the record or read, then mapped on demand). The
-// header parser, table codec, digests and checks live in sibling files.
+// One safetensors weight file: its identity, header, tensor table, windowed mappings,
+// lazily hashed content keys and lazily made views, which all follow the file's one life
+// cycle (stat'ed, its header read, then mapped on demand). The header parser, digests and
+// checks live in sibling files.
 import { createHash, hash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { alignUp } from '@memlayer/internal';
@@ -16,16 +16,9 @@ import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
 import { contentKey } from './digest.js';
 import { FLOAT_DTYPES } from './dtypes.js';
-import { changed, ioError, sameTables } from './file-checks.js';
+import { changed, ioError } from './file-checks.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
 import { type FileIdentity, statIdentity } from './identity.js';
-import {
-  type KnownFileSource,
-  nowNs,
-  processMemo,
-  RememberedFile,
-  remembered,
-} from './known-files.js';
 import { MAX_HEADER_BYTES } from './limits.js';
 import { TensorTable } from './tensor-table.js';
 import { MappedTensorView } from './tensor-view.js';
@@ -48,22 +41,21 @@ interface Window extends WindowPlan {
 }
 
 /**
- * A safetensors file of a program. Created from a stat alone: its tensor table comes from
- * a remembered record when the file's identity matches one, else from its header, read on
- * first need. Tensor data is mapped read-only in windows of at most 1 GiB, on first use.
- * close() unmaps: views handed out before read as empty afterwards, never as freed memory.
+ * A safetensors file of a program. Created from a stat alone: its header is read on first
+ * need, and its tensors are hashed when first keyed, by every load (nothing about the file
+ * is remembered across loads: a stat cannot tell a rewritten file from the old one). Tensor
+ * data is mapped read-only in windows of at most 1 GiB, on first use. close() unmaps: views
+ * handed out before read as empty afterwards, never as freed memory.
  */
 export class SafetensorsFile {
   readonly path: string;
   readonly identity: FileIdentity;
   readonly counters: WeightCounters;
-  #known: RememberedFile | null = null;
+  #table: TensorTable | null = null;
   #metadata: Readonly<Record<string, string>> | null = null;
   /** The by-name map of `tensors`, made only for callers of that getter. */
   #tensors: Map<string, SafetensorsTensorInfo> | null = null;
   #file: MappedFile | null = null;
-  /** Whether this file's own header has been read since it was opened or stat'ed. */
-  #headerRead = false;
   #windows: Window[] | null = null;
   #windowOf: Map<string, number> | null = null;
   /** The view of each tensor handed out, by table index. */
@@ -78,14 +70,10 @@ export class SafetensorsFile {
   }
 
   /** Opens and reads the header now (the eager form; programs use SafetensorsFile.at). */
-  static open(
-    path: string,
-    counters = new WeightCounters(),
-    { trustMemory = true }: { trustMemory?: boolean } = {},
-  ): SafetensorsFile {
-    const file = SafetensorsFile.at(path, counters, { file: path, field: path }, { trustMemory });
+  static open(path: string, counters = new WeightCounters()): SafetensorsFile {
+    const file = SafetensorsFile.at(path, counters, { file: path, field: path });
     try {
-      file.#readOwnHeader();
+      file.#readHeader();
     } catch (error) {
       file.close();
       throw error;
@@ -93,15 +81,12 @@ export class SafetensorsFile {
     return file;
   }
 
-  /**
-   * One stat, no open: the file's identity (and its table when the process memo knows this
-   * identity). A file too short to be safetensors is refused here.
-   */
+  /** One stat, no open: the file's identity. A file too short to be safetensors is refused here. */
   static at(
     path: string,
     counters: WeightCounters,
     ctx: { file: string; field: string },
-    { trustMemory = true, stat }: { trustMemory?: boolean; stat?: BigIntStats | undefined } = {},
+    { stat }: { stat?: BigIntStats | undefined } = {},
   ): SafetensorsFile {
     const identity = statIdentity(path, ctx, stat);
     counters.add('filesStatted');
@@ -112,31 +97,7 @@ export class SafetensorsFile {
         { file: path },
       );
     }
-    const file = new SafetensorsFile(path, identity, counters);
-    if (trustMemory) file.learn(processMemo);
-    return file;
-  }
-
-  /** Whether the tensor table is known (from a record or the header). */
-  get isKnown(): boolean {
-    return this.#known !== null;
-  }
-
-  /** Takes table and digests from `source` if it holds this exact identity. */
-  learn(source: KnownFileSource | undefined): boolean {
-    if (this.#known !== null) return true;
-    const recalled = source?.recall(this.identity);
-    if (recalled === undefined) return false;
-    const known = remembered(recalled);
-    this.#adopt(known);
-    this.counters.add('filesKnown');
-    if (source !== processMemo) processMemo.remember(known);
-    return true;
-  }
-
-  /** Everything remembered about this file (its digests grow as tensors are hashed). */
-  describe(): RememberedFile {
-    return this.#ensureKnown();
+    return new SafetensorsFile(path, identity, counters);
   }
 
   get tensors(): ReadonlyMap<string, SafetensorsTensorInfo> {
@@ -148,14 +109,14 @@ export class SafetensorsFile {
     return this.#tensors;
   }
 
-  /** The tensor table in columns (from a record or the header). */
+  /** The tensor table in columns (reads the header on first use). */
   get table(): TensorTable {
-    return this.#ensureKnown().table;
+    return this.#table ?? this.#readHeader();
   }
 
-  /** The header's __metadata__ (reads the header if it came from a record). */
+  /** The header's __metadata__ (reads the header on first use). */
   get metadata(): Readonly<Record<string, string>> {
-    if (this.#metadata === null) this.#readOwnHeader();
+    if (this.#metadata === null) this.#readHeader();
     return this.#metadata as Readonly<Record<string, string>>;
   }
 
@@ -179,10 +140,9 @@ export class SafetensorsFile {
    * a short time), or undefined when it is not a float tensor or the file is closed.
    */
   freshViewAt(index: number): MappedTensorView | undefined {
-    const table = this.table;
-    if (!FLOAT_DTYPES.has(table.dtypes[index] as SafetensorsTensorInfo['dtype']) || this.#closed)
-      return undefined;
-    return new MappedTensorView(table.names[index] as string, undefined, this, index);
+    const info = this.table.info(index);
+    if (!FLOAT_DTYPES.has(info.dtype) || this.#closed) return undefined;
+    return new MappedTensorView(info.name, info, this, index);
   }
 
   /** The name the weights cache knows this tensor by: its digest (+ dtype when widened). */
@@ -200,17 +160,17 @@ export class SafetensorsFile {
   /** contentKey of the tensor at `index` of `table`. */
   contentKeyAt(index: number): string {
     const table = this.table;
-    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
-    return contentKey(table.digest(index) ?? this.#hash(table.info(index), index), dtype);
+    const info = table.info(index);
+    return contentKey(table.digest(index) ?? this.#hash(info, index), info.dtype);
   }
 
-  /** SHA-256 of the tensor's stored bytes: remembered, or read (in ≤ 1 GiB maps) and hashed. */
+  /** SHA-256 of the tensor's stored bytes: hashed already by this load, or read (in ≤ 1 GiB maps) and hashed. */
   digest(info: SafetensorsTensorInfo): string {
     const index = this.table.indexOf(info.name);
     return (index < 0 ? undefined : this.table.digest(index)) ?? this.#hash(info, index);
   }
 
-  /** Hashes a tensor and remembers its digest at `index` of the table (-1: not in it). */
+  /** Hashes a tensor and keeps its digest at `index` of the table for this load (-1: not in it). */
   #hash(info: SafetensorsTensorInfo, index: number): string {
     let hex: string;
     if (info.byteLength > 0 && info.byteLength <= MAX_WINDOW_BYTES) {
@@ -243,13 +203,9 @@ export class SafetensorsFile {
 
   /** @internal The floats behind a view; opens and maps on first use. */
   floatsOf(view: MappedTensorView): Float32Array {
-    const table = this.table;
-    const index = view.index;
-    const byteLength = table.byteLengths[index] as number;
+    const { byteLength, dtype, fileOffset } = this.table.info(view.index);
     if (this.#closed || byteLength === 0) return new Float32Array(0);
     this.#openFile();
-    const dtype = table.dtypes[index] as SafetensorsTensorInfo['dtype'];
-    const fileOffset = table.fileOffsets[index] as number;
     const elements = byteLength / (dtype === 'F32' ? 4 : 2);
     if (dtype === 'F32' && fileOffset % 4 === 0) {
       const window = this.#mapWindow(view.name);
@@ -285,8 +241,8 @@ export class SafetensorsFile {
     const mapping = window.mapping;
     // A heap-backend "mapping" (no addon) is a copy in memory: re-reading it would only cost.
     if (mapping === null || mapping.backend === 'heap') return;
-    const end =
-      (this.table.fileOffsets[index] as number) + (this.table.byteLengths[index] as number);
+    const { fileOffset, byteLength } = this.table.info(index);
+    const end = fileOffset + byteLength;
     if (end - window.droppedTo < DROP_BATCH_BYTES) return;
     // Whole pages of the file (a window starts on a 4 KiB boundary, which may not be a page
     // boundary): a page the next tensor shares is kept.
@@ -338,19 +294,9 @@ export class SafetensorsFile {
     this.#file = null;
   }
 
-  #adopt(known: RememberedFile): void {
-    this.#known = known;
-    this.#tensors = null;
-  }
-
-  #ensureKnown(): RememberedFile {
-    if (this.#known === null) this.#readOwnHeader();
-    return this.#known as RememberedFile;
-  }
-
   /**
-   * Opens the file (once) and checks it is still the file that was stat'ed: a file changed
-   * since then would not match the digests already handed to the cache.
+   * Opens the file (once) and checks it is still the file that was stat'ed at program load:
+   * one replaced or rewritten since is refused rather than read as if the program had it.
    */
   #openFile(): MappedFile {
     if (this.#closed) {
@@ -378,7 +324,6 @@ export class SafetensorsFile {
         throw changed(this.path, 'it was modified or replaced after the program was loaded');
       }
       this.#file = file;
-      if (!this.#headerRead) this.#readOwnHeader();
     } catch (error) {
       this.#file = null;
       file.close();
@@ -387,12 +332,11 @@ export class SafetensorsFile {
     return file;
   }
 
-  /** Reads and validates the header; a table taken from a record must equal it. */
-  #readOwnHeader(): void {
+  /** Reads and validates the header (once): the tensor table and metadata. */
+  #readHeader(): TensorTable {
+    if (this.#table !== null) return this.#table;
     const file = this.#openFile();
-    if (this.#headerRead) return;
     const size = this.identity.size;
-    const readAtNs = nowNs();
     const lengthPrefix = file.read(0, 8);
     const headerLength =
       lengthPrefix.byteLength === 8
@@ -404,18 +348,9 @@ export class SafetensorsFile {
         : lengthPrefix;
     const header = parseSafetensorsHeader(prefix, size, this.path);
     this.counters.add('headersParsed');
-    this.#headerRead = true;
     this.#metadata = header.metadata;
-    if (this.#known === null) {
-      const table = TensorTable.fromInfos(header.tensors);
-      const known = new RememberedFile(this.identity, readAtNs, table);
-      this.#adopt(known);
-      processMemo.remember(known);
-      return;
-    }
-    if (!sameTables(this.#known.table.infos(), header.tensors)) {
-      throw changed(this.path, 'its header no longer matches the remembered tensor table');
-    }
+    this.#table = new TensorTable(header.tensors);
+    return this.#table;
   }
 
   #mapWindow(name: string): Window {

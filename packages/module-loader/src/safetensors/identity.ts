@@ -2,9 +2,9 @@ import { type BigIntStats, statSync } from 'node:fs';
 import { ModuleLoaderError } from '../errors.js';
 
 /**
- * What a warm start trusts instead of reading a weight file: the file at `path` is taken to
- * hold the bytes it held when these fields were recorded. A write through the file system
- * changes mtime (and ctime, which no user call can set back); a replaced file changes ino.
+ * A weight file as stat'ed at program load. Checked again when the file is first opened, so
+ * a file replaced or resized in between is refused instead of read (ERR_WEIGHTS_CHANGED).
+ * Never trusted in place of the bytes: every load reads and hashes them.
  */
 export interface FileIdentity {
   /** Real path (symlinks resolved). */
@@ -13,7 +13,6 @@ export interface FileIdentity {
   readonly ino: bigint;
   readonly size: number;
   readonly mtimeNs: bigint;
-  readonly ctimeNs: bigint;
 }
 
 /**
@@ -61,17 +60,5 @@ function identityOf(
     ino: stat.ino,
     size: Number(stat.size),
     mtimeNs: stat.mtimeNs,
-    ctimeNs: stat.ctimeNs,
   };
-}
-
-export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return (
-    a.path === b.path &&
-    a.dev === b.dev &&
-    a.ino === b.ino &&
-    a.size === b.size &&
-    a.mtimeNs === b.mtimeNs &&
-    a.ctimeNs === b.ctimeNs
-  );
 }

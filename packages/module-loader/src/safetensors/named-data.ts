@@ -2,58 +2,41 @@ import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { SafetensorsFile } from './file.js';
 import type { SafetensorsTensorInfo } from './header.js';
-import type { KnownFile, KnownFileSource } from './known-files.js';
-import { OrderedKeys } from './ordered-keys.js';
 import { MappedTensorView } from './tensor-view.js';
 
 /**
  * The named data map of a program: the union of its safetensors files, by tensor name.
- * The files' tables are learnt on first use (from a record of known files, or headers).
- * One map from name to slot (a number: tensors of file 0, then of file 1, …) serves every
- * look-up; a look-up of a tensor stored next to the previous one (a graph walked in file
- * order) is a string comparison or two, no map read.
+ * The files' tables are read from their headers on first use. One map from name to slot (a
+ * number: tensors of file 0, then of file 1, …) serves every look-up.
  */
 export class SafetensorsNamedDataMap implements NamedDataMap {
   #slots: Map<string, number> | null = null;
-  /** Tensor name of each slot, and the slot of the last look-up. */
-  #names: string[] = [];
-  #lastSlot = -1;
   /** File index of each slot, and the first slot of each file. */
   #fileOfSlot: Uint32Array = new Uint32Array(0);
   #firstSlot: Uint32Array = new Uint32Array(0);
 
-  constructor(readonly files: readonly SafetensorsFile[]) {
-    if (files.every((file) => file.isKnown)) this.resolve();
-  }
+  constructor(readonly files: readonly SafetensorsFile[]) {}
 
-  /**
-   * Learns every file's table: from `source` when it knows the file's identity, else from
-   * the process memo, else from the file's header. Then checks names are unique.
-   */
-  resolve(source?: KnownFileSource): void {
-    for (const file of this.files) file.learn(source);
+  /** Reads every file's table (its header) and checks names are unique. Once. */
+  resolve(): void {
     if (this.#slots !== null) return;
     let total = 0;
     for (const file of this.files) total += file.table.size;
     const slots = new Map<string, number>();
-    const allNames: string[] = new Array(total);
     const fileOfSlot = new Uint32Array(total);
     const firstSlot = new Uint32Array(this.files.length);
     let slot = 0;
     for (let f = 0; f < this.files.length; f++) {
-      const { names } = (this.files[f] as SafetensorsFile).table;
+      const infos = (this.files[f] as SafetensorsFile).table.infos();
       firstSlot[f] = slot;
-      fileOfSlot.fill(f, slot, slot + names.length);
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i] as string;
-        allNames[slot] = name;
+      fileOfSlot.fill(f, slot, slot + infos.length);
+      for (const { name } of infos) {
         slots.set(name, slot++);
         // A name seen before leaves the map's size behind the slot count.
         if (slots.size !== slot) this.#duplicate(name, f);
       }
     }
     this.#slots = slots;
-    this.#names = allNames;
     this.#fileOfSlot = fileOfSlot;
     this.#firstSlot = firstSlot;
   }
@@ -73,7 +56,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     return (this.#slots as Map<string, number>).keys();
   }
 
-  /** The content key of a tensor (hashes it unless its digest is remembered). */
+  /** The content key of a tensor (hashes it unless this load hashed it already). */
   contentKey(name: string): string {
     return this.fileOf(name).contentKey(name);
   }
@@ -88,11 +71,6 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
     if (view instanceof MappedTensorView) view.owner.release(view);
   }
 
-  /** What is known of each file whose table has been learnt. */
-  knownFiles(): KnownFile[] {
-    return this.files.filter((file) => file.isKnown).map((file) => file.describe());
-  }
-
   close(): void {
     for (const file of this.files) file.close();
   }
@@ -100,19 +78,7 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
   /** @internal The slot of a tensor, or -1. */
   slotOf(name: string): number {
     if (this.#slots === null) this.resolve();
-    // A graph walked in file order asks for the tensor after the last one, or (a node's
-    // tensors taken again: info, then content key) the last one or the one before it.
-    const names = this.#names;
-    const last = this.#lastSlot;
-    for (let slot = last + 1; slot >= last - 1 && slot >= 0; slot--) {
-      if (names[slot] === name) {
-        this.#lastSlot = slot;
-        return slot;
-      }
-    }
-    const slot = (this.#slots as Map<string, number>).get(name) ?? -1;
-    if (slot >= 0) this.#lastSlot = slot;
-    return slot;
+    return (this.#slots as Map<string, number>).get(name) ?? -1;
   }
 
   /**
@@ -167,18 +133,12 @@ export class SafetensorsNamedDataMap implements NamedDataMap {
  * What the XNNPACK backend hands the weights cache: tensors by content key (the SHA-256 of
  * their stored bytes), so an entry name (kernel key + bias key) says what was packed, not
  * what the tensors were called; tensors with equal bytes share one entry.
- *
- * The cache asks for the keys in the order they were added (one build walks the graph
- * twice, in the same order): keys and tensors (file, table index) are kept in that order and
- * a look-up of the next key is one comparison; a map by key is made only for a look-up out of
- * that order, or for names(). A view is made per get(), not kept: the cache holds it from
- * loadUnpackedData to the layer's release, so on a warm start it dies young instead of
- * surviving the build (views handed out are never reused, so identities never mix).
+ * A view is made per get(), not kept: the cache holds it from loadUnpackedData to the
+ * layer's release (views handed out are never reused, so identities never mix).
  */
 export class ContentKeyedDataMap implements NamedDataMap {
-  readonly #keys = new OrderedKeys();
-  readonly #files: SafetensorsFile[] = [];
-  readonly #indices: number[] = [];
+  /** Where each key's tensor is: the first file and table index added under it. */
+  readonly #tensors = new Map<string, { file: SafetensorsFile; index: number }>();
 
   constructor(readonly source: SafetensorsNamedDataMap) {}
 
@@ -193,20 +153,17 @@ export class ContentKeyedDataMap implements NamedDataMap {
   /** @internal Adds tensor `index` of `file` (a file of the source); returns its key. */
   addAt(file: SafetensorsFile, index: number): string {
     const key = file.contentKeyAt(index);
-    this.#keys.add(key);
-    this.#files.push(file);
-    this.#indices.push(index);
+    if (!this.#tensors.has(key)) this.#tensors.set(key, { file, index });
     return key;
   }
 
   get(key: string): TensorView | undefined {
-    const at = this.#keys.find(key);
-    if (at < 0) return undefined;
-    return (this.#files[at] as SafetensorsFile).freshViewAt(this.#indices[at] as number);
+    const found = this.#tensors.get(key);
+    return found?.file.freshViewAt(found.index);
   }
 
   names(): Iterable<string> {
-    return this.#keys.names();
+    return this.#tensors.keys();
   }
 
   release(view: TensorView): void {

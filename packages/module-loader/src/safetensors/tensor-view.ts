@@ -4,9 +4,7 @@ import type { SafetensorsTensorInfo } from './header.js';
 
 /**
  * An f32 view of one tensor. `data` is a getter: the file is opened and mapped only when a
- * caller reads it (a layer that missed the cache), never for a cache hit. The view reads its
- * facts from the file's table by `index`: its info object is made only when asked for, so a
- * view handed to the weights cache for one layer leaves nothing behind once released.
+ * caller reads it (a layer that missed the cache), never for a cache hit.
  */
 export class MappedTensorView implements TensorView {
   readonly dtype = 'f32' as const;
@@ -14,7 +12,7 @@ export class MappedTensorView implements TensorView {
   readonly index: number;
   /** Read by every user of a view (a cache hit included): a plain field, set at creation. */
   readonly shape: readonly number[];
-  #info: SafetensorsTensorInfo | undefined;
+  readonly info: SafetensorsTensorInfo;
   #floats: Float32Array | null = null;
 
   constructor(
@@ -24,22 +22,14 @@ export class MappedTensorView implements TensorView {
     index?: number,
   ) {
     this.index = index ?? owner.table.indexOf(name);
-    this.shape = info?.shape ?? owner.table.shapeOf(this.index);
-    this.#info = info;
-  }
-
-  get info(): SafetensorsTensorInfo {
-    this.#info ??= this.owner.table.info(this.index);
-    return this.#info;
+    this.info = info ?? owner.table.info(this.index);
+    this.shape = this.info.shape;
   }
 
   get data(): Float32Array {
     const floats = this.#floats;
     // A detached view (window unmapped after release) is fetched again.
-    if (
-      floats !== null &&
-      (floats.byteLength > 0 || this.owner.table.byteLengths[this.index] === 0)
-    ) {
+    if (floats !== null && (floats.byteLength > 0 || this.info.byteLength === 0)) {
       return floats;
     }
     this.#floats = this.owner.floatsOf(this);

@@ -1,9 +1,7 @@
-/** What loading weights cost: the counters a warm start keeps at zero (except filesStatted). */
+/** What loading a program's weights cost: every load reads headers and hashes the tensors it keys. */
 export interface WeightStats {
   /** Weight files stat'ed at program load (one stat each). */
   filesStatted: number;
-  /** Files whose identity matched a remembered record: header and digests taken from it. */
-  filesKnown: number;
   /** safetensors headers read and parsed. */
   headersParsed: number;
   /** Weight files opened (for a header, for hashing or because a layer missed the cache). */
@@ -17,10 +15,10 @@ export interface WeightStats {
   bytesMapped: number;
 }
 
-export function emptyWeightStats(): WeightStats {
-  return {
+/** One program's counters (per program, never process-wide). */
+export class WeightCounters {
+  readonly stats: WeightStats = {
     filesStatted: 0,
-    filesKnown: 0,
     headersParsed: 0,
     filesOpened: 0,
     filesHashed: 0,
@@ -29,25 +27,8 @@ export function emptyWeightStats(): WeightStats {
     windowsMapped: 0,
     bytesMapped: 0,
   };
-}
-
-const processTotals = emptyWeightStats();
-
-/** Counts into one program's stats and the process totals at once. */
-export class WeightCounters {
-  readonly stats = emptyWeightStats();
 
   add(field: keyof WeightStats, amount = 1): void {
     this.stats[field] += amount;
-    processTotals[field] += amount;
   }
-}
-
-/** Totals of every program loaded in this process (like packingStats()); a copy. */
-export function weightFileStats(): WeightStats {
-  return { ...processTotals };
-}
-
-export function resetWeightFileStats(): void {
-  Object.assign(processTotals, emptyWeightStats());
 }
