@@ -32,6 +32,9 @@ class BytesInMemory implements ByteRanges {
     }
     return this.bytes.subarray(start, start + length);
   }
+  windowRange(start: number, length: number): Uint8Array {
+    return this.range(start, length);
+  }
 }
 
 function readAll(bytes: Uint8Array, kind: 'pte' | 'ptd'): void {

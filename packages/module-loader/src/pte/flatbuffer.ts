@@ -23,22 +23,50 @@ export interface Vector {
 
 const NO_VECTOR: Vector = { start: 0, length: 0 };
 
+/**
+ * The buffer read as aligned words, for the loops over many tables (element reads cost far
+ * less than DataView calls in code that runs once). A flatbuffer aligns every scalar to its
+ * size from the buffer's start, and the runtime's verifier requires it: rawTable and
+ * rawField refuse a misaligned table or field, so `at >> 2` is exact. Little-endian only.
+ */
+export interface Words {
+  readonly u8: Uint8Array;
+  readonly u16: Uint16Array;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  readonly f32: Float32Array;
+}
+
+export interface TableReader {
+  table(at: number, name: string): number;
+  field(at: number, slot: number, size: number, name: string): number;
+  target(position: number): number;
+}
+
 export class FlatBuffer {
   readonly bytes: Uint8Array;
-  /**
-   * The bytes as a DataView, for reading a field at a position rawField returned (that
-   * position was checked to lie inside its table, and so inside the buffer).
-   */
-  readonly view: DataView;
+  /** The bytes as words, for reading a field at a position rawField returned. */
+  readonly words: Words;
   readonly #view: DataView;
   readonly #malformed: Malformed;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
 
-  /** `bytes` is the whole flatbuffer (its offsets count from bytes[0]). */
+  /**
+   * `bytes` is the whole flatbuffer (its offsets count from bytes[0]); bytes that do not
+   * start on a 4-byte boundary are copied to one that does.
+   */
   constructor(bytes: Uint8Array, malformed: Malformed) {
-    this.bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.view = this.#view;
+    const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+    this.bytes = aligned;
+    this.#view = new DataView(aligned.buffer, aligned.byteOffset, aligned.byteLength);
+    const { buffer, byteOffset, byteLength } = aligned;
+    this.words = {
+      u8: aligned,
+      u16: new Uint16Array(buffer, byteOffset, byteLength >> 1),
+      u32: new Uint32Array(buffer, byteOffset, byteLength >> 2),
+      i32: new Int32Array(buffer, byteOffset, byteLength >> 2),
+      f32: new Float32Array(buffer, byteOffset, byteLength >> 2),
+    };
     this.#malformed = malformed;
   }
 
@@ -46,11 +74,14 @@ export class FlatBuffer {
     return this.bytes.byteLength;
   }
 
-  /** Fails unless [at, at + size) lies inside the buffer. */
-  check(at: number, size: number, what: string): void {
+  /**
+   * Fails unless [at, at + size) lies inside the buffer. `suffix` is added to `what` in the
+   * message only: a hot caller passes two constants rather than building a string per call.
+   */
+  check(at: number, size: number, what: string, suffix = ''): void {
     if (!(at >= 0 && size >= 0 && at + size <= this.bytes.byteLength)) {
       this.#malformed(
-        `${what}: bytes ${at}..${at + size} lie outside the ${this.bytes.byteLength} bytes read`,
+        `${what}${suffix}: bytes ${at}..${at + size} lie outside the ${this.bytes.byteLength} bytes read`,
       );
     }
   }
@@ -105,64 +136,62 @@ export class FlatBuffer {
   table(at: number, name: string): Table {
     this.check(at, 4, name);
     const vtable = at - this.#view.getInt32(at, true);
-    this.check(vtable, 4, `${name} vtable`);
+    this.check(vtable, 4, name, ' vtable');
     const vtableSize = this.#view.getUint16(vtable, true);
     const tableSize = this.#view.getUint16(vtable + 2, true);
     if (vtableSize < 4 || vtableSize % 2 !== 0)
       this.#malformed(`${name}: vtable size ${vtableSize}`);
-    this.check(vtable, vtableSize, `${name} vtable`);
+    this.check(vtable, vtableSize, name, ' vtable');
     if (tableSize < 4) this.#malformed(`${name}: table size ${tableSize}`);
     this.check(at, tableSize, name);
     return { at, vtable, vtableSize, tableSize, name };
   }
 
   /**
-   * The table at `at`, checked as table() checks it, as a number: for loops over many
-   * tables, where an object per table would cost more than the reads. Read its fields with
-   * rawField.
+   * Readers of tables as numbers, for loops over many tables where an object per table (or a
+   * property load per read) would cost more than the reads. They close over the words:
+   * `table` checks a table and its vtable as table() does and returns its position, `field`
+   * gives a field's position (0: absent), aligned to its size and inside its table, and
+   * `target` follows a uoffset field.
    */
-  rawTable(at: number, name: string): number {
-    this.check(at, 4, name);
-    const vtable = at - this.#view.getInt32(at, true);
-    this.check(vtable, 4, `${name} vtable`);
-    const vtableSize = this.#view.getUint16(vtable, true);
-    const tableSize = this.#view.getUint16(vtable + 2, true);
-    if (vtableSize < 4 || vtableSize % 2 !== 0)
-      this.#malformed(`${name}: vtable size ${vtableSize}`);
-    if (tableSize < 4) this.#malformed(`${name}: table size ${tableSize}`);
-    this.check(vtable, vtableSize, `${name} vtable`);
-    this.check(at, tableSize, name);
-    return at;
-  }
-
-  /** rawTable's field `slot` of `size` bytes: its absolute position, 0 when absent. */
-  rawField(at: number, slot: number, size: number, name: string): number {
-    const view = this.#view;
-    const vtable = at - view.getInt32(at, true);
-    const entry = 4 + 2 * slot;
-    if (entry + 2 > view.getUint16(vtable, true)) return 0;
-    const offset = view.getUint16(vtable + entry, true);
-    if (offset === 0) return 0;
-    if (offset < 4 || offset + size > view.getUint16(vtable + 2, true)) {
-      this.#malformed(`${name}: field ${slot} at ${offset} lies outside the table`);
-    }
-    return at + offset;
-  }
-
-  /** The table or vector a uoffset field at `field` points to (0 when field is 0). */
-  target(field: number): number {
-    return field === 0 ? 0 : field + this.#view.getUint32(field, true);
-  }
-
-  /** The table element `index` of a vector points to, checked. */
-  rawTableAt(vector: Vector, index: number, name: string): number {
-    const at = vector.start + 4 * index;
-    return this.rawTable(at + this.#view.getUint32(at, true), name);
+  tableReader(): TableReader {
+    const { u16, u32, i32 } = this.words;
+    const length = this.bytes.byteLength;
+    const malformed = this.#malformed;
+    const misplaced = (at: number, name: string): never =>
+      malformed(`${name}: a table at ${at}, misaligned or outside the ${length} bytes read`);
+    const table = (at: number, name: string): number => {
+      if (!(at >= 0 && at % 4 === 0 && at + 4 <= length)) misplaced(at, name);
+      const vtable = at - (i32[at >> 2] as number);
+      if (!(vtable >= 0 && vtable % 2 === 0 && vtable + 4 <= length)) misplaced(vtable, name);
+      const vtableSize = u16[vtable >> 1] as number;
+      const tableSize = u16[(vtable >> 1) + 1] as number;
+      if (vtableSize < 4 || vtableSize % 2 !== 0 || vtable + vtableSize > length) {
+        malformed(`${name}: vtable size ${vtableSize}`);
+      }
+      if (tableSize < 4 || at + tableSize > length) malformed(`${name}: table size ${tableSize}`);
+      return at;
+    };
+    const field = (at: number, slot: number, size: number, name: string): number => {
+      const vtable = (at - (i32[at >> 2] as number)) >> 1;
+      if (2 * slot + 6 > (u16[vtable] as number)) return 0;
+      const offset = u16[vtable + 2 + slot] as number;
+      if (offset === 0) return 0;
+      const position = at + offset;
+      if (offset < 4 || offset + size > (u16[vtable + 1] as number) || position % size !== 0) {
+        malformed(`${name}: field ${slot} at ${offset}, misaligned or outside the table`);
+      }
+      return position;
+    };
+    const target = (position: number): number =>
+      position === 0 ? 0 : position + (u32[position >> 2] as number);
+    return { table, field, target };
   }
 
   /** The vector at `at` (its u32 length first) of `elementSize`-byte elements, checked. */
   vectorAt(at: number, elementSize: number, name: string): Vector {
     if (at === 0) return NO_VECTOR;
+    if (at % 4 !== 0) this.#malformed(`${name}: a vector at ${at}, misaligned`);
     const length = this.u32(at);
     this.check(at + 4, length * elementSize, name);
     return { start: at + 4, length };

@@ -17,14 +17,18 @@ export interface ByteRanges {
   read(start: number, length: number): Uint8Array;
   /** A view of bytes [start, start + length), which the caller checked lie in the file. */
   range(start: number, length: number): Uint8Array;
+  /**
+   * range(), for one of many small reads in a row (constants): a new mapping spans a window
+   * that later reads may fall into.
+   */
+  windowRange(start: number, length: number): Uint8Array;
 }
 
 /**
  * A program or data file, mapped read-only range by range, when a range is first needed: a
  * warm start maps the program's flatbuffer and its delegate payloads, never the constants.
- * A range is mapped in a window of at least NO_GC_WINDOW_BYTES (when the file has them), and
- * a later range inside a window is a view of it: one mapping serves many constants, and no
- * window alone starts a garbage collection.
+ * Constants are mapped in windows of NO_GC_WINDOW_BYTES (when the file has them): one
+ * mapping serves many constants, and no window alone starts a garbage collection.
  */
 export class MappedRanges implements ByteRanges {
   readonly path: string;
@@ -65,8 +69,20 @@ export class MappedRanges implements ByteRanges {
     }
   }
 
-  /** A view of bytes [start, start + length), which the caller checked lie in the file. */
   range(start: number, length: number): Uint8Array {
+    return this.#map(start, length, start + length);
+  }
+
+  windowRange(start: number, length: number): Uint8Array {
+    return this.#map(
+      start,
+      length,
+      Math.min(this.size, Math.max(start + length, start + NO_GC_WINDOW_BYTES)),
+    );
+  }
+
+  /** A view of [start, start + length) from a mapping already made, else one to `windowEnd`. */
+  #map(start: number, length: number, windowEnd: number): Uint8Array {
     const end = start + length;
     for (const window of this.#windows) {
       if (start >= window.start && end <= window.end) {
@@ -80,7 +96,6 @@ export class MappedRanges implements ByteRanges {
         { file: this.path },
       );
     }
-    const windowEnd = Math.min(this.size, Math.max(end, start + NO_GC_WINDOW_BYTES));
     let mapping: Mapping;
     try {
       mapping = this.#file.map(start, Math.max(windowEnd - start, 1), { writable: false });

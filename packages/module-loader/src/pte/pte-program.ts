@@ -69,7 +69,7 @@ export class PteProgram {
   /** The bytes of a named constant (mapped now); a key no file holds is a typed error. */
   namedBytes(key: string, method: string): Uint8Array {
     const found = this.#index().get(key);
-    if (found !== undefined) return found.ranges.range(found.start, found.size);
+    if (found !== undefined) return found.ranges.windowRange(found.start, found.size);
     if (!this.hasNamedData()) this.#dataFileRequired(method);
     throw new ModuleLoaderError(
       'ERR_NAMED_DATA_MISSING',

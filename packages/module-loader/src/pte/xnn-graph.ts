@@ -217,7 +217,8 @@ function splitPayload(
 
 function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   const count = list.length;
-  const view = fb.view;
+  const { u8, u16, u32 } = fb.words;
+  const { table, field, target } = fb.tableReader();
   const datatype = new Uint16Array(count);
   const quantized = new Uint8Array(count);
   const constantIndex = new Uint32Array(count);
@@ -231,35 +232,35 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   let totalDims = 0;
   // One numeric pass per value: an object per table would cost more than its reads.
   for (let i = 0; i < count; i++) {
-    const value = fb.rawTableAt(list, i, 'XValue');
-    const typeAt = fb.rawField(value, 0, 1, 'XValue');
-    const type = typeAt === 0 ? 0 : view.getUint8(typeAt);
+    const value = table(list.start + 4 * i + (u32[(list.start >> 2) + i] as number), 'XValue');
+    const typeAt = field(value, 0, 1, 'XValue');
+    const type = typeAt === 0 ? 0 : (u8[typeAt] as number);
     if (type !== XVALUE_TENSOR && type !== XVALUE_QUANTIZED)
       malformed(`xvalues[${i}]: value type ${type}`);
-    const unionAt = fb.target(fb.rawField(value, 1, 4, 'XValue'));
+    const unionAt = target(field(value, 1, 4, 'XValue'));
     if (unionAt === 0) malformed(`xvalues[${i}]: no value`);
-    let tensor = fb.rawTable(unionAt, 'XValue.xvalue_union');
+    let tensor = table(unionAt, 'XValue.xvalue_union');
     if (type === XVALUE_QUANTIZED) {
-      const inner = fb.target(fb.rawField(tensor, 0, 4, 'XNNQuantizedTensorValue'));
+      const inner = target(field(tensor, 0, 4, 'XNNQuantizedTensorValue'));
       if (inner === 0) malformed(`xvalues[${i}]: a quantized value without its tensor`);
-      tensor = fb.rawTable(inner, 'XNNQuantizedTensorValue.tensor_value');
+      tensor = table(inner, 'XNNQuantizedTensorValue.tensor_value');
     }
-    const idAt = fb.rawField(tensor, TENSOR_VALUE.idOut, 4, 'XNNTensorValue');
-    const id = idAt === 0 ? 0 : view.getUint32(idAt, true);
+    const idAt = field(tensor, TENSOR_VALUE.idOut, 4, 'XNNTensorValue');
+    const id = idAt === 0 ? 0 : (u32[idAt >> 2] as number);
     // The serializer numbers values in order (operators/node_visitor.py: id_out = len(xvalues)).
     if (id >= count || seen[id] === 1) malformed(`xvalues[${i}]: id_out ${id}`);
     seen[id] = 1;
     quantized[id] = type === XVALUE_QUANTIZED ? 1 : 0;
-    const datatypeAt = fb.rawField(tensor, TENSOR_VALUE.datatype, 2, 'XNNTensorValue');
-    datatype[id] = datatypeAt === 0 ? 0 : view.getUint16(datatypeAt, true);
-    const constantAt = fb.rawField(tensor, TENSOR_VALUE.constantBufferIdx, 4, 'XNNTensorValue');
-    constantIndex[id] = constantAt === 0 ? 0 : view.getUint32(constantAt, true);
-    const externalAt = fb.rawField(tensor, TENSOR_VALUE.externalId, 4, 'XNNTensorValue');
-    externalId[id] = externalAt === 0 ? 0 : view.getUint32(externalAt, true);
-    const flagsAt = fb.rawField(tensor, TENSOR_VALUE.flags, 4, 'XNNTensorValue');
-    valueFlags[id] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
+    const datatypeAt = field(tensor, TENSOR_VALUE.datatype, 2, 'XNNTensorValue');
+    datatype[id] = datatypeAt === 0 ? 0 : (u16[datatypeAt >> 1] as number);
+    const constantAt = field(tensor, TENSOR_VALUE.constantBufferIdx, 4, 'XNNTensorValue');
+    constantIndex[id] = constantAt === 0 ? 0 : (u32[constantAt >> 2] as number);
+    const externalAt = field(tensor, TENSOR_VALUE.externalId, 4, 'XNNTensorValue');
+    externalId[id] = externalAt === 0 ? 0 : (u32[externalAt >> 2] as number);
+    const flagsAt = field(tensor, TENSOR_VALUE.flags, 4, 'XNNTensorValue');
+    valueFlags[id] = flagsAt === 0 ? 0 : (u32[flagsAt >> 2] as number);
     const dims = fb.vectorAt(
-      fb.target(fb.rawField(tensor, TENSOR_VALUE.dims, 4, 'XNNTensorValue')),
+      target(field(tensor, TENSOR_VALUE.dims, 4, 'XNNTensorValue')),
       4,
       'XNNTensorValue.dims',
     );
@@ -273,7 +274,7 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
     dimStart[id] = at;
     const start = dimsAt[id] as number;
     const length = dimsLength[id] as number;
-    for (let d = 0; d < length; d++) dims[at++] = view.getUint32(start + 4 * d, true);
+    for (let d = 0; d < length; d++) dims[at++] = u32[(start >> 2) + d] as number;
   }
   dimStart[count] = at;
   return {
@@ -284,7 +285,8 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
 
 function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: Malformed) {
   const nodeCount = list.length;
-  const view = fb.view;
+  const { u8, u32, f32 } = fb.words;
+  const { table, field, target } = fb.tableReader();
   const nodeType = new Uint8Array(nodeCount);
   const nodeInput = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
   const nodeFilter = new Uint32Array(nodeCount).fill(XNN_INVALID_ID);
@@ -295,40 +297,40 @@ function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: 
   const outputMax = new Float32Array(nodeCount).fill(Number.POSITIVE_INFINITY);
   /** Field `slot` of table `at` as a u32 value id (absent: 0, the schema default). */
   const idField = (at: number, slot: number, node: number, optional = false): number => {
-    const field = fb.rawField(at, slot, 4, 'XNode arguments');
-    const value = field === 0 ? 0 : view.getUint32(field, true);
+    const position = field(at, slot, 4, 'XNode arguments');
+    const value = position === 0 ? 0 : (u32[position >> 2] as number);
     if (value < valueCount || (optional && value === XNN_INVALID_ID)) return value;
     return malformed(`xnodes[${node}]: value ${value} of ${valueCount}`);
   };
   for (let n = 0; n < nodeCount; n++) {
-    const node = fb.rawTableAt(list, n, 'XNode');
-    const typeAt = fb.rawField(node, 0, 1, 'XNode');
-    const type = typeAt === 0 ? 0 : view.getUint8(typeAt);
+    const node = table(list.start + 4 * n + (u32[(list.start >> 2) + n] as number), 'XNode');
+    const typeAt = field(node, 0, 1, 'XNode');
+    const type = typeAt === 0 ? 0 : (u8[typeAt] as number);
     nodeType[n] = type;
-    const argsAt = fb.target(fb.rawField(node, 1, 4, 'XNode'));
+    const argsAt = target(field(node, 1, 4, 'XNode'));
     if (argsAt === 0) malformed(`xnodes[${n}]: no node arguments`);
-    const args = fb.rawTable(argsAt, 'XNode.xnode_union');
-    const minMaxAt = fb.target(fb.rawField(node, 3, 4, 'XNode'));
+    const args = table(argsAt, 'XNode.xnode_union');
+    const minMaxAt = target(field(node, 3, 4, 'XNode'));
     if (minMaxAt !== 0) {
-      const minMax = fb.rawTable(minMaxAt, 'OutputMinMax');
+      const minMax = table(minMaxAt, 'OutputMinMax');
       // Absent fields read as the schema's default, 0.0 (as XNNCompiler reads them).
-      const minAt = fb.rawField(minMax, 0, 4, 'OutputMinMax');
-      const maxAt = fb.rawField(minMax, 1, 4, 'OutputMinMax');
-      outputMin[n] = minAt === 0 ? 0 : view.getFloat32(minAt, true);
-      outputMax[n] = maxAt === 0 ? 0 : view.getFloat32(maxAt, true);
+      const minAt = field(minMax, 0, 4, 'OutputMinMax');
+      const maxAt = field(minMax, 1, 4, 'OutputMinMax');
+      outputMin[n] = minAt === 0 ? 0 : (f32[minAt >> 2] as number);
+      outputMax[n] = maxAt === 0 ? 0 : (f32[maxAt >> 2] as number);
     }
     if (type === XNODE_FULLY_CONNECTED) {
       nodeInput[n] = idField(args, 0, n);
       nodeFilter[n] = idField(args, 1, n);
       nodeBias[n] = idField(args, 2, n, true);
       nodeOutput[n] = idField(args, 3, n);
-      const flagsAt = fb.rawField(args, 4, 4, 'XNNFullyConnected');
-      nodeFlags[n] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
+      const flagsAt = field(args, 4, 4, 'XNNFullyConnected');
+      nodeFlags[n] = flagsAt === 0 ? 0 : (u32[flagsAt >> 2] as number);
     } else if (NODE_1X1.has(type)) {
       nodeInput[n] = idField(args, 0, n);
       nodeOutput[n] = idField(args, 1, n);
-      const flagsAt = fb.rawField(args, 2, 4, 'XNode arguments');
-      nodeFlags[n] = flagsAt === 0 ? 0 : view.getUint32(flagsAt, true);
+      const flagsAt = field(args, 2, 4, 'XNode arguments');
+      nodeFlags[n] = flagsAt === 0 ? 0 : (u32[flagsAt >> 2] as number);
     }
   }
   return {
