@@ -48,6 +48,12 @@ export const exportCommand: Command = {
     context.stdout(
       `${files.map((file) => `wrote ${file} (${formatBytes(statSync(file).size)})`).join('\n')}\n` +
         `${written.methods.length} method${written.methods.length === 1 ? '' : 's'} (${written.methods.join(', ')}), ${written.constants} constant${written.constants === 1 ? '' : 's'} keyed by SHA-256\n` +
+        written.skipped
+          .map(
+            (m) =>
+              `left out: method "${m.method}" runs on ${m.backend} (a .pte delegates to XNNPACK only)\n`,
+          )
+          .join('') +
         `run it: memlayer run ${written.pte}${written.ptd === null ? '' : ` --data ${written.ptd}`}\n`,
     );
     return EXIT_OK;

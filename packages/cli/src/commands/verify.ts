@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { CacheReport } from '../analyze.js';
 import { openCacheFile } from '../cache-file.js';
 import { EXIT_OK, EXIT_PROBLEMS } from '../cli-error.js';
-import { boolFlag, type Command, type CommandContext } from '../command.js';
+import { boolFlag, type Command, type CommandContext, stringFlag } from '../command.js';
 import { formatBytes, hex32 } from '../format.js';
 import { cacheFormatFailure } from '../format-error.js';
 import { style } from '../style.js';
@@ -21,16 +21,30 @@ export const verifyCommand: Command = {
   name: 'verify',
   summary:
     'check bounds and the trailer CRC; with --full every entry CRC (exit 1 when problems are found)',
-  args: '<cache>',
+  args: '[<cache>]',
   options: {
     full: {
       type: 'boolean',
       description: 'also read every entry and check its data CRC32C (v3 files)',
     },
+    program: {
+      type: 'string',
+      value: '<model.pte>',
+      description: 'also re-hash every named constant of an ExecuTorch program against its key',
+    },
+    data: {
+      type: 'string',
+      value: '<model.ptd>',
+      description: 'the .ptd file(s) of --program, comma-separated',
+    },
     json: { type: 'boolean', description: 'print the findings as one JSON document' },
   },
   async run(context) {
     const { XpwcFormatError } = await import('@memlayer/cache-format');
+    const programArg = stringFlag(context, 'program');
+    if (programArg !== undefined && context.positionals.length === 0) {
+      return verifyProgramOnly(context, programArg);
+    }
     const path = requirePath(context.positionals);
     const full = boolFlag(context, 'full');
     const findings: Finding[] = [];
@@ -89,6 +103,15 @@ export const verifyCommand: Command = {
       }
       if (full && report.version === 3)
         checkedBytes = await checkEntryCrcs(context, path, report.entries, findings);
+    }
+    if (programArg !== undefined) {
+      const { verifyProgram } = await import('../program-verify.js');
+      const data = stringFlag(context, 'data');
+      const checked = await verifyProgram(
+        resolve(context.cwd, programArg),
+        data === undefined ? [] : data.split(',').map((file) => resolve(context.cwd, file)),
+      );
+      findings.push(...checked.findings);
     }
     const problems = findings.filter((finding) => finding.severity === 'problem');
     const result = {
@@ -174,4 +197,38 @@ async function checkEntryCrcs(
     progress.stop();
     file.close();
   }
+}
+
+/** verify --program without a cache file: the program's constants alone. */
+async function verifyProgramOnly(context: CommandContext, programArg: string): Promise<number> {
+  const { verifyProgram } = await import('../program-verify.js');
+  const data = stringFlag(context, 'data');
+  const checked = await verifyProgram(
+    resolve(context.cwd, programArg),
+    data === undefined ? [] : data.split(',').map((file) => resolve(context.cwd, file)),
+  );
+  const ok = checked.findings.length === 0;
+  if (boolFlag(context, 'json')) {
+    context.stdout(`${JSON.stringify({ program: programArg, ok, ...checked }, null, 2)}\n`);
+  } else {
+    const color = context.color;
+    const lines = checked.findings.map(
+      (finding) => `${style('problem', 'red', color)} ${finding.code}: ${finding.message}`,
+    );
+    lines.push(
+      ok
+        ? style(
+            `${programArg}: ok (${checked.constants} constants re-hashed, ${formatBytes(checked.bytesHashed)})`,
+            'green',
+            color,
+          )
+        : style(
+            `${programArg}: ${checked.findings.length} of ${checked.constants} constants do not match their keys`,
+            'red',
+            color,
+          ),
+    );
+    context.stdout(`${lines.join('\n')}\n`);
+  }
+  return ok ? EXIT_OK : EXIT_PROBLEMS;
 }

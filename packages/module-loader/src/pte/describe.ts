@@ -2,6 +2,7 @@
 
 import { createDefaultRegistry } from '../backends/default-registry.js';
 import type { BackendRegistry } from '../backends/registry.js';
+import { ModuleLoaderError } from '../errors.js';
 import { checkPteMethod } from '../module/pte-method.js';
 import { sha256Hex } from '../safetensors/digest.js';
 import { programInvalid } from './pte-errors.js';
@@ -43,7 +44,15 @@ export function describePteProgram(
   return program.methodNames().map((name) => {
     const method = program.method(name);
     if (method === undefined) return programInvalid(program.path, `method "${name}" vanished`);
-    const { problems } = checkPteMethod(program, method, registry);
+    let problems: string[];
+    try {
+      ({ problems } = checkPteMethod(program, method, registry));
+    } catch (error) {
+      // A program described without its .ptd: say what it needs, describe the rest.
+      if (!(error instanceof ModuleLoaderError) || error.code !== 'ERR_DATA_FILE_REQUIRED')
+        throw error;
+      problems = ['its constants are in a .ptd data file that was not given'];
+    }
     const delegates = method.delegates.map((delegate, index): PteDelegateSummary => {
       const summary = { index, backend: delegate.id, payloadBytes: delegate.payload.byteLength };
       if (delegate.id !== 'XnnpackBackend') return { ...summary, nodes: {}, constants: [] };

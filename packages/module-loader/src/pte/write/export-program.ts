@@ -33,6 +33,8 @@ export interface ExportedProgram {
   ptd: string | null;
   /** Method names, in manifest order (one execution plan each). */
   methods: string[];
+  /** Methods left out: they run on another backend (a .pte delegates to XNNPACK only). */
+  skipped: { method: string; backend: string }[];
   /** Distinct constants (by content) written. */
   constants: number;
 }
@@ -59,16 +61,14 @@ export async function exportProgram(
   let ptdBytes: Uint8Array | null;
   let constantCount: number;
   const methods: string[] = [];
+  const skipped: ExportedProgram['skipped'] = [];
   try {
     const plans: ExecutionPlanDescription[] = [];
     const constants: NamedDataEntry[] = [];
     for (const [name, method] of program.manifest.methods) {
       if (method.kind !== 'graph' || method.backend !== XNNPACK_BACKEND_ID) {
-        throw new ModuleLoaderError(
-          'ERR_MANIFEST_INVALID',
-          `${manifestPath}: methods.${name}: only ${XNNPACK_BACKEND_ID} graph methods export to a .pte (this one is a ${method.kind} method for ${method.backend})`,
-          { file: manifestPath, field: `methods.${name}` },
-        );
+        skipped.push({ method: name, backend: method.backend });
+        continue;
       }
       const lowered = lowerGraphMethod(method, {
         file: manifestPath,
@@ -78,6 +78,13 @@ export async function exportProgram(
       plans.push(executionPlan(name, lowered));
       constants.push(...lowered.constants);
       methods.push(name);
+    }
+    if (plans.length === 0) {
+      throw new ModuleLoaderError(
+        'ERR_MANIFEST_INVALID',
+        `${manifestPath}: no method exports to a .pte: only ${XNNPACK_BACKEND_ID} graph methods do (${skipped.map((m) => `${m.method} runs on ${m.backend}`).join(', ')})`,
+        { file: manifestPath, field: 'methods' },
+      );
     }
     // Keys are content digests: one key per distinct constant.
     constantCount = new Set(constants.map((constant) => constant.key)).size;
@@ -94,7 +101,7 @@ export async function exportProgram(
   const ptdPath = ptdBytes === null ? null : join(outDir, `${name}.ptd`);
   await writeFile(ptePath, pteBytes);
   if (ptdPath !== null) await writeFile(ptdPath, ptdBytes as Uint8Array);
-  return { pte: ptePath, ptd: ptdPath, methods, constants: constantCount };
+  return { pte: ptePath, ptd: ptdPath, methods, skipped, constants: constantCount };
 }
 
 /**
