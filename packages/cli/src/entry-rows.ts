@@ -118,31 +118,44 @@ export interface RevisionSummary {
   revision: string;
   /** Entries that fit this revision (any tiling). */
   entries: number;
-  /** The tiling under which most entries fit this revision (null: by layout, or none). */
+  /**
+   * The one or two tilings under which most entries fit this revision, joined by "+"
+   * (null: by layout, or none).
+   */
   tiling: string | null;
   tilingEntries: number;
 }
 
+/** The tiling that the most of these entries (tiling sets) fit, and how many. */
+function mostCommon(entries: Set<string>[]): [string, number] | null {
+  const perTiling = new Map<string, number>();
+  for (const tilings of entries)
+    for (const tiling of tilings) perTiling.set(tiling, (perTiling.get(tiling) ?? 0) + 1);
+  return [...perTiling].sort((a, b) => b[1] - a[1])[0] ?? null;
+}
+
 /**
- * Per revision, how many entries fit it, and under which single tiling most of them do
- * (one file is written by one build, so one tiling): the file-level summary.
+ * Per revision, how many entries fit it, and under which tilings most of them do: one
+ * build on one CPU packs with at most two (XNNPACK's default f32 GEMM config, and its nr2
+ * config for layers the default fits badly). The file-level summary.
  */
 export function revisionSummary(rows: EntryRow[]): RevisionSummary[] {
   return Object.keys(XNNPACK_REVISIONS).map((revision) => {
-    const perTiling = new Map<string, number>();
-    for (const row of rows) {
-      const tilings = new Set(
-        row.fits.filter((fit) => fit.startsWith(`${revision} `)).map((fit) => fit.split(' ')[1]),
-      );
-      for (const tiling of tilings)
-        perTiling.set(tiling as string, (perTiling.get(tiling as string) ?? 0) + 1);
-    }
-    const [tiling, tilingEntries] = [...perTiling].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
+    const entries = rows.map(
+      (row) =>
+        new Set(
+          row.fits
+            .filter((fit) => fit.startsWith(`${revision} `))
+            .map((fit) => fit.split(' ')[1] as string),
+        ),
+    );
+    const first = mostCommon(entries);
+    const second = first && mostCommon(entries.filter((tilings) => !tilings.has(first[0])));
     return {
       revision,
       entries: rows.filter((row) => row.revisions.includes(revision)).length,
-      tiling,
-      tilingEntries,
+      tiling: first && (second ? `${first[0]}+${second[0]}` : first[0]),
+      tilingEntries: (first?.[1] ?? 0) + (second?.[1] ?? 0),
     };
   });
 }
