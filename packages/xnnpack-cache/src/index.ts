@@ -64,6 +64,7 @@ export { fnv1a32, PACK_F32_GEMM_GOI_W_FINGERPRINT } from './packing/fingerprint.
 export {
   type GemmGoiLayout,
   type GemmGoiShape,
+  type GemmPadding,
   gemmGoiLayout,
   packedSize,
   packF32GemmGoiW,

@@ -8,6 +8,7 @@ import {
   detectCpuFeatures,
   fullyConnectedSeed,
   GEMM_TILINGS,
+  type GemmTiling,
   InMemoryNamedDataMap,
   parseCpuFeatures,
   tensorView,
@@ -35,27 +36,31 @@ const x64 = (
 const FMA3 = x64({ avx: true, fma3: true });
 const AVX512 = x64({ avx: true, fma3: true, avx512f: true });
 
+/** nr, kr, sr and padding of a tiling, as one string. */
+const named = (t: GemmTiling) => `nr${t.nr}kr${t.kr}sr${t.sr} ${t.padding ?? 'zeros'}`;
+const configs = (features: CpuFeatures) => {
+  const found = xnnpackGemmConfigs(features);
+  return found && { default: named(found.default), nr2: named(found.nr2) };
+};
+
 describe('XNNPACK 92a7ad50 f32 GEMM configs', () => {
-  it('gives each x86-64 level its default and nr2 tilings', () => {
-    expect(xnnpackGemmConfigs(x64({}))).toEqual({
-      default: GEMM_TILINGS.nr8kr1sr1,
-      nr2: GEMM_TILINGS.nr2kr4sr1,
+  it('gives each x86-64 level its default and nr2 tilings, padded as its packw ukernels pad', () => {
+    expect(configs(x64({}))).toEqual({
+      default: 'nr8kr1sr1 copy-last',
+      nr2: 'nr2kr4sr1 copy-last',
     });
-    expect(xnnpackGemmConfigs(x64({ avx: true }))).toEqual({
-      default: GEMM_TILINGS.nr16kr1sr1,
-      nr2: GEMM_TILINGS.nr8kr1sr1,
+    expect(configs(x64({ avx: true }))).toEqual({
+      default: 'nr16kr1sr1 copy-last-u4',
+      nr2: 'nr8kr1sr1 copy-last-u4',
     });
-    expect(xnnpackGemmConfigs(FMA3)).toEqual({
-      default: GEMM_TILINGS.nr16kr1sr1,
-      nr2: GEMM_TILINGS.nr8kr1sr1,
+    expect(configs(FMA3)).toEqual(configs(x64({ avx: true })));
+    expect(configs(x64({ avx: true, fma3: true, zen: true }))).toEqual({
+      default: 'nr16kr1sr4 zeros',
+      nr2: 'nr8kr1sr1 copy-last-u4',
     });
-    expect(xnnpackGemmConfigs(x64({ avx: true, fma3: true, zen: true }))).toEqual({
-      default: GEMM_TILINGS.nr16kr1sr4,
-      nr2: GEMM_TILINGS.nr8kr1sr1,
-    });
-    expect(xnnpackGemmConfigs(AVX512)).toEqual({
-      default: GEMM_TILINGS.nr32kr1sr1,
-      nr2: GEMM_TILINGS.nr16kr1sr1,
+    expect(configs(AVX512)).toEqual({
+      default: 'nr32kr1sr1 copy-last-u4',
+      nr2: 'nr16kr1sr1 copy-last-u4',
     });
   });
 
@@ -83,12 +88,12 @@ describe('XNNPACK 92a7ad50 f32 GEMM configs', () => {
   });
 
   it('tiles the layers ExecuTorch was measured on (FMA3): [16, 8] nr16, [12, 16] and [4, 12] nr8', () => {
-    expect(xnnpackGemmTiling(FMA3, 16)).toBe(GEMM_TILINGS.nr16kr1sr1);
-    expect(xnnpackGemmTiling(FMA3, 12)).toBe(GEMM_TILINGS.nr8kr1sr1);
-    expect(xnnpackGemmTiling(FMA3, 4)).toBe(GEMM_TILINGS.nr8kr1sr1);
-    expect(xnnpackGemmTiling(AVX512, 128)).toBe(GEMM_TILINGS.nr32kr1sr1);
-    expect(xnnpackGemmTiling(AVX512, 16)).toBe(GEMM_TILINGS.nr16kr1sr1);
-    expect(xnnpackGemmTiling(x64({}), 4)).toBe(GEMM_TILINGS.nr2kr4sr1);
+    expect(xnnpackGemmTiling(FMA3, 16)).toMatchObject(GEMM_TILINGS.nr16kr1sr1);
+    expect(xnnpackGemmTiling(FMA3, 12)).toMatchObject(GEMM_TILINGS.nr8kr1sr1);
+    expect(xnnpackGemmTiling(FMA3, 4)).toMatchObject(GEMM_TILINGS.nr8kr1sr1);
+    expect(xnnpackGemmTiling(AVX512, 128)).toMatchObject(GEMM_TILINGS.nr32kr1sr1);
+    expect(xnnpackGemmTiling(AVX512, 16)).toMatchObject(GEMM_TILINGS.nr16kr1sr1);
+    expect(xnnpackGemmTiling(x64({}), 4)).toMatchObject(GEMM_TILINGS.nr2kr4sr1);
     expect(xnnpackGemmTiling(null, 128)).toBe(DEFAULT_GEMM_TILING);
   });
 });
@@ -177,7 +182,7 @@ describe('the default tiling of an operator', () => {
   it("is XNNPACK's choice on the cache's CPU, seeded as XNNPACK seeds it", () => {
     const op = create(new XNNWeightsCache({ cpuFeatures: AVX512 }));
     // 12 outputs: nr32 is wider, so the nr2 config (nr16).
-    expect(op.tiling).toEqual({ nr: 16, kr: 1, sr: 1 });
+    expect(op.tiling).toEqual({ nr: 16, kr: 1, sr: 1, padding: 'copy-last-u4' });
     expect(op.seed).toBe(
       fullyConnectedSeed({ outputChannels: NC, inputChannels: KC, nr: 16, kr: 1, sr: 1 }),
     );
@@ -204,7 +209,7 @@ describe('the default tiling of an operator', () => {
     expect(manager.cpuFeatures).toEqual({ features: FMA3, source: 'given' });
     const handle = manager.acquire('');
     expect(handle.cache.cpuFeatures.features).toEqual(FMA3);
-    expect(handle.cache.gemmTiling(128)).toBe(GEMM_TILINGS.nr16kr1sr1);
+    expect(handle.cache.gemmTiling(128)).toMatchObject(GEMM_TILINGS.nr16kr1sr1);
     handle.release();
   });
 

@@ -87,6 +87,7 @@ function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): Oper
     tiling.sr,
     extraBytes,
     operatorTypeFor(options),
+    tiling.padding,
   );
   return { tiling, plan, range };
 }

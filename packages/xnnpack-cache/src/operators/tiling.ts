@@ -1,10 +1,13 @@
 import { assertPositiveInteger, invalidArgument } from '../errors.js';
+import type { GemmPadding } from '../packing/gemm-goi.js';
 
 /** A GEMM ukernel's weight tiling: nr output channels per block, kr-wide chunks, sr shuffle. */
 export interface GemmTiling {
   readonly nr: number;
   readonly kr: number;
   readonly sr: number;
+  /** What the packer writes in padding rows (default 'zeros'); never read, not in the seed. */
+  readonly padding?: GemmPadding;
 }
 
 /** Tilings of common XNNPACK f32 GEMM ukernels. */
@@ -42,4 +45,13 @@ export function assertTiling(tiling: GemmTiling): void {
   assertPositiveInteger(tiling.nr, 'tiling.nr');
   assertPositiveInteger(tiling.kr, 'tiling.kr');
   assertPositiveInteger(tiling.sr, 'tiling.sr');
+  const { padding } = tiling;
+  if (
+    padding !== undefined &&
+    padding !== 'zeros' &&
+    padding !== 'copy-last' &&
+    padding !== 'copy-last-u4'
+  ) {
+    invalidArgument("'zeros', 'copy-last' or 'copy-last-u4'", 'tiling.padding', padding);
+  }
 }

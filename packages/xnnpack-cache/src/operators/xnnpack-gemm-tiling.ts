@@ -1,5 +1,24 @@
+import type { GemmPadding } from '../packing/gemm-goi.js';
 import type { CpuFeatures } from './cpu-features.js';
 import { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './tiling.js';
+
+const withPadding = (tiling: GemmTiling, padding: GemmPadding): GemmTiling =>
+  Object.freeze({ ...tiling, padding });
+
+/**
+ * The tilings of the x86 ukernels, with the padding rows their packw ukernel writes
+ * (XNNPACK 92a7ad50 src/x32-packw/gen/x32-packw-x*-gemm-goi-{avx,avx512f,sse2}-u4*.c).
+ * Zen 1's x16s4 and the arm64 neon packw ukernels pad otherwise (arm64 keeps stale
+ * register lanes): those tilings pad with zeros, bytes nothing reads.
+ */
+const X86 = Object.freeze({
+  avx512nr32: withPadding(GEMM_TILINGS.nr32kr1sr1, 'copy-last-u4'),
+  avx512nr16: withPadding(GEMM_TILINGS.nr16kr1sr1, 'copy-last-u4'),
+  avxNr16: withPadding(GEMM_TILINGS.nr16kr1sr1, 'copy-last-u4'),
+  avxNr8: withPadding(GEMM_TILINGS.nr8kr1sr1, 'copy-last-u4'),
+  sse2Nr8: withPadding(GEMM_TILINGS.nr8kr1sr1, 'copy-last'),
+  sse2Nr2: withPadding(GEMM_TILINGS.nr2kr4sr1, 'copy-last'),
+});
 
 /** The two f32 GEMM configs a fully-connected operator chooses between. */
 export interface XnnpackGemmConfigs {
@@ -30,17 +49,14 @@ export function xnnpackGemmConfigs(features: CpuFeatures | null): XnnpackGemmCon
     return { default: byCore[features.core], nr2: GEMM_TILINGS.nr2kr1sr1 };
   }
   // x86-64: the first family the CPU (and build) has, AVX-512F, FMA3, AVX, SSE2.
-  if (features.avx512f) {
-    return { default: GEMM_TILINGS.nr32kr1sr1, nr2: GEMM_TILINGS.nr16kr1sr1 };
-  }
+  if (features.avx512f) return { default: X86.avx512nr32, nr2: X86.avx512nr16 };
   if (features.fma3) {
     // Zen 1 takes the 4x16s4 kernels; its nr2 is 4x8, the others' 10x8: both nr 8.
-    const wide = features.zen ? GEMM_TILINGS.nr16kr1sr4 : GEMM_TILINGS.nr16kr1sr1;
-    return { default: wide, nr2: GEMM_TILINGS.nr8kr1sr1 };
+    return { default: features.zen ? GEMM_TILINGS.nr16kr1sr4 : X86.avxNr16, nr2: X86.avxNr8 };
   }
-  if (features.avx) return { default: GEMM_TILINGS.nr16kr1sr1, nr2: GEMM_TILINGS.nr8kr1sr1 };
+  if (features.avx) return { default: X86.avxNr16, nr2: X86.avxNr8 };
   // SSE2: 4x8 kernels, and 4x2c4 for nr2.
-  if (features.sse2) return { default: GEMM_TILINGS.nr8kr1sr1, nr2: GEMM_TILINGS.nr2kr4sr1 };
+  if (features.sse2) return { default: X86.sse2Nr8, nr2: X86.sse2Nr2 };
   return null;
 }
 
