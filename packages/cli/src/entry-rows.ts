@@ -4,7 +4,12 @@ import {
   type PackingLayout,
   type XpwcEntry,
 } from '@memlayer/cache-format';
-import { revisionsFittingEntry, XNNPACK_REVISIONS } from '@memlayer/xnnpack-cache';
+import {
+  type CpuFeatures,
+  revisionsFittingEntry,
+  XNNPACK_REVISIONS,
+  xnnpackGemmConfigs,
+} from '@memlayer/xnnpack-cache';
 
 export interface EntryRow {
   /** The name as decoded (non-UTF-8 bytes kept losslessly as U+DC80..U+DCFF). */
@@ -126,6 +131,30 @@ export interface RevisionSummary {
   tilingEntries: number;
 }
 
+/** The CPUs whose XNNPACK configs differ: each build packs a file with one such pair. */
+const CPUS: CpuFeatures[] = [
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: true, zen: false },
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: false, zen: false },
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: false, zen: true },
+  { arch: 'x64', sse2: true, avx: false, fma3: false, avx512f: false, zen: false },
+  { arch: 'arm64', core: 'other' },
+  { arch: 'arm64', core: 'cortex-x4' },
+  { arch: 'arm64', core: 'exynos-m1' },
+];
+const CONFIG_PAIRS = CPUS.map((cpu) => xnnpackGemmConfigs(cpu)).flatMap((pair) =>
+  pair === null ? [] : [[tilingName(pair.default), tilingName(pair.nr2)] as const],
+);
+
+/** The default/nr2 pair of some CPU that the most entries fit, and how many (ties: first). */
+function bestConfigPair(entries: Set<string>[]): [string, number] | null {
+  let best: [string, number] | null = null;
+  for (const [wide, narrow] of CONFIG_PAIRS) {
+    const fit = entries.filter((tilings) => tilings.has(wide) || tilings.has(narrow)).length;
+    if (fit > 0 && (best === null || fit > best[1])) best = [`${wide}+${narrow}`, fit];
+  }
+  return best;
+}
+
 /** The tiling that the most of these entries (tiling sets) fit, and how many. */
 function mostCommon(entries: Set<string>[]): [string, number] | null {
   const perTiling = new Map<string, number>();
@@ -151,11 +180,16 @@ export function revisionSummary(rows: EntryRow[]): RevisionSummary[] {
     );
     const first = mostCommon(entries);
     const second = first && mostCommon(entries.filter((tilings) => !tilings.has(first[0])));
+    let tiling = first && (second ? `${first[0]}+${second[0]}` : first[0]);
+    let tilingEntries = (first?.[1] ?? 0) + (second?.[1] ?? 0);
+    // Two tilings explain entries only as one CPU's configs do: prefer such a pair.
+    const pair = second ? bestConfigPair(entries) : null;
+    if (pair !== null && pair[1] >= tilingEntries) [tiling, tilingEntries] = pair;
     return {
       revision,
       entries: rows.filter((row) => row.revisions.includes(revision)).length,
-      tiling: first && (second ? `${first[0]}+${second[0]}` : first[0]),
-      tilingEntries: (first?.[1] ?? 0) + (second?.[1] ?? 0),
+      tiling,
+      tilingEntries,
     };
   });
 }
