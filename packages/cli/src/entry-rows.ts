@@ -4,7 +4,12 @@ import {
   type PackingLayout,
   type XpwcEntry,
 } from '@memlayer/cache-format';
-import { revisionsFittingEntry, XNNPACK_REVISIONS } from '@memlayer/xnnpack-cache';
+import {
+  type CpuFeatures,
+  revisionsFittingEntry,
+  XNNPACK_REVISIONS,
+  xnnpackGemmConfigs,
+} from '@memlayer/xnnpack-cache';
 
 export interface EntryRow {
   /** The name as decoded (non-UTF-8 bytes kept losslessly as U+DC80..U+DCFF). */
@@ -118,26 +123,68 @@ export interface RevisionSummary {
   revision: string;
   /** Entries that fit this revision (any tiling). */
   entries: number;
-  /** The tiling under which most entries fit this revision (null: by layout, or none). */
+  /**
+   * The one or two tilings under which most entries fit this revision, joined by "+"
+   * (null: by layout, or none).
+   */
   tiling: string | null;
   tilingEntries: number;
 }
 
+/** The CPUs whose XNNPACK configs differ: each build packs a file with one such pair. */
+const CPUS: CpuFeatures[] = [
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: true, zen: false },
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: false, zen: false },
+  { arch: 'x64', sse2: true, avx: true, fma3: true, avx512f: false, zen: true },
+  { arch: 'x64', sse2: true, avx: false, fma3: false, avx512f: false, zen: false },
+  { arch: 'arm64', core: 'other' },
+  { arch: 'arm64', core: 'cortex-x4' },
+  { arch: 'arm64', core: 'exynos-m1' },
+];
+const CONFIG_PAIRS = CPUS.map((cpu) => xnnpackGemmConfigs(cpu)).flatMap((pair) =>
+  pair === null ? [] : [[tilingName(pair.default), tilingName(pair.nr2)] as const],
+);
+
+/** The default/nr2 pair of some CPU that the most entries fit, and how many (ties: first). */
+function bestConfigPair(entries: Set<string>[]): [string, number] | null {
+  let best: [string, number] | null = null;
+  for (const [wide, narrow] of CONFIG_PAIRS) {
+    const fit = entries.filter((tilings) => tilings.has(wide) || tilings.has(narrow)).length;
+    if (fit > 0 && (best === null || fit > best[1])) best = [`${wide}+${narrow}`, fit];
+  }
+  return best;
+}
+
+/** The tiling that the most of these entries (tiling sets) fit, and how many. */
+function mostCommon(entries: Set<string>[]): [string, number] | null {
+  const perTiling = new Map<string, number>();
+  for (const tilings of entries)
+    for (const tiling of tilings) perTiling.set(tiling, (perTiling.get(tiling) ?? 0) + 1);
+  return [...perTiling].sort((a, b) => b[1] - a[1])[0] ?? null;
+}
+
 /**
- * Per revision, how many entries fit it, and under which single tiling most of them do
- * (one file is written by one build, so one tiling): the file-level summary.
+ * Per revision, how many entries fit it, and under which tilings most of them do: one
+ * build on one CPU packs with at most two (XNNPACK's default f32 GEMM config, and its nr2
+ * config for layers the default fits badly). The file-level summary.
  */
 export function revisionSummary(rows: EntryRow[]): RevisionSummary[] {
   return Object.keys(XNNPACK_REVISIONS).map((revision) => {
-    const perTiling = new Map<string, number>();
-    for (const row of rows) {
-      const tilings = new Set(
-        row.fits.filter((fit) => fit.startsWith(`${revision} `)).map((fit) => fit.split(' ')[1]),
-      );
-      for (const tiling of tilings)
-        perTiling.set(tiling as string, (perTiling.get(tiling as string) ?? 0) + 1);
-    }
-    const [tiling, tilingEntries] = [...perTiling].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
+    const entries = rows.map(
+      (row) =>
+        new Set(
+          row.fits
+            .filter((fit) => fit.startsWith(`${revision} `))
+            .map((fit) => fit.split(' ')[1] as string),
+        ),
+    );
+    const first = mostCommon(entries);
+    const second = first && mostCommon(entries.filter((tilings) => !tilings.has(first[0])));
+    let tiling = first && (second ? `${first[0]}+${second[0]}` : first[0]);
+    let tilingEntries = (first?.[1] ?? 0) + (second?.[1] ?? 0);
+    // Two tilings explain entries only as one CPU's configs do: prefer such a pair.
+    const pair = second ? bestConfigPair(entries) : null;
+    if (pair !== null && pair[1] >= tilingEntries) [tiling, tilingEntries] = pair;
     return {
       revision,
       entries: rows.filter((row) => row.revisions.includes(revision)).length,

@@ -10,7 +10,12 @@ import {
   type WeightStats,
   type XnnpackHandle,
 } from '@memlayer/module-loader';
-import { packingStats, XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
+import {
+  type CpuFeatures,
+  describeCpuFeatures,
+  packingStats,
+  XNNWeightsCacheManager,
+} from '@memlayer/xnnpack-cache';
 import { type ByteProgress, SILENT_PROGRESS } from './progress.js';
 
 export interface RunProgramOptions {
@@ -30,6 +35,13 @@ export interface RunProgramOptions {
   maxMib?: number;
   /** Draws packing progress (default: none). */
   progress?: (label: string, totalBytes: number) => ByteProgress;
+  /** Format of a new cache file: 3 (default) or 2 (what ExecuTorch reads and writes). */
+  cacheFormat?: 2 | 3;
+  /**
+   * The CPU whose XNNPACK kernels tile each layer (null: unknown, nr8kr1sr1); the running
+   * one when omitted.
+   */
+  cpuFeatures?: CpuFeatures | null;
 }
 
 export interface RunReport {
@@ -37,6 +49,8 @@ export interface RunReport {
   method: string;
   backend: string;
   cachePath: string;
+  /** The CPU the layers were tiled for ("none": unknown) and where that came from. */
+  cpu: { features: string; source: string };
   timings: { loadMs: number; initMs: number; executeMs: number; unloadMs: number };
   packs: number;
   packedBytesPacked: number;
@@ -88,7 +102,10 @@ const now = () => performance.now();
  * memory from the cache's mappings (/proc/self/smaps) right after the method is ready.
  */
 export function runProgram(options: RunProgramOptions): RunReport {
-  const manager = new XNNWeightsCacheManager();
+  const manager = new XNNWeightsCacheManager({
+    ...(options.cacheFormat === undefined ? {} : { format: options.cacheFormat }),
+    ...(options.cpuFeatures === undefined ? {} : { cpuFeatures: options.cpuFeatures }),
+  });
   const runner = new DeviceRunner();
   let progress: ByteProgress | undefined;
   let reported = 0;
@@ -156,6 +173,10 @@ export function runProgram(options: RunProgramOptions): RunReport {
     method,
     backend: meta.backends.join(', ') || '?',
     cachePath: options.cachePath,
+    cpu: {
+      features: describeCpuFeatures(manager.cpuFeatures.features),
+      source: manager.cpuFeatures.source,
+    },
     timings: {
       loadMs: loaded - started,
       initMs: initialized - loaded,

@@ -66,7 +66,7 @@ describe('v2 files as ExecuTorch writes them', () => {
   test("inspect tells which XNNPACK revision a v2 file's seeds fit", async () => {
     // The seed mixes in the operator type (59 at 1adaa7c7, 63 at 92a7ad50) and XORs the
     // dimensions, so one entry can fit both revisions under different tilings; a file of
-    // several shapes written by one build fits one revision under one tiling.
+    // several shapes written by one build fits one revision under one or two tilings.
     const entry = (operatorType: number, nc: number, kc: number, offset: number) => ({
       name: `${nc}x${kc}`,
       offset,
@@ -86,7 +86,8 @@ describe('v2 files as ExecuTorch writes them', () => {
     );
     const report = JSON.parse((await memlayer(['inspect', old, '--json'])).stdout);
     expect(report.xnnpackRevisions).toEqual([
-      { revision: '92a7ad50', entries: 1, tiling: 'nr8kr1sr4', tilingEntries: 1 },
+      // 96x32 fits 92a7ad50 under nr32kr1sr1 and nr8kr1sr4: the first preset is named.
+      { revision: '92a7ad50', entries: 1, tiling: 'nr32kr1sr1', tilingEntries: 1 },
       { revision: '1adaa7c7', entries: 2, tiling: 'nr8kr1sr1', tilingEntries: 2 },
     ]);
     expect(report.entries[1].revisions).toEqual(['1adaa7c7']);
@@ -101,6 +102,20 @@ describe('v2 files as ExecuTorch writes them', () => {
     );
     expect((await memlayer(['inspect', current])).stdout).toContain(
       'seeds fit 92a7ad50 (nr8kr1sr1)',
+    );
+    // ExecuTorch on an FMA3 CPU: 128 outputs take the default config (nr16), 12 the nr2 one (nr8).
+    const fma3 = (nc: number, kc: number, nr: number, offset: number) => ({
+      name: `${nc}x${kc}`,
+      offset,
+      size: Math.ceil(nc / nr) * nr * (1 + kc) * 4,
+      seed: fullyConnectedSeed({ outputChannels: nc, inputChannels: kc, nr, kr: 1, sr: 1 }),
+    });
+    const twoConfigs = file(
+      'rev-92a7ad50-fma3.bin',
+      v2Bytes([fma3(128, 64, 16, 0), fma3(12, 16, 8, 36864)], { dataEnd: 40960 }),
+    );
+    expect((await memlayer(['inspect', twoConfigs])).stdout).toContain(
+      'seeds fit 92a7ad50 (nr16kr1sr1+nr8kr1sr1)',
     );
     // One 96x32 entry alone fits both: the tool says so rather than guess.
     const alone = file('rev-ambiguous.bin', v2Bytes([entry(63, 96, 32, 0)], { dataEnd: 16384 }));

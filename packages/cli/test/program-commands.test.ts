@@ -66,6 +66,28 @@ describe('memlayer run', () => {
     expect(text).toContain(`sha256 ${inspect.entries[0].digests.weight.slice(0, 12)}+`);
   });
 
+  test('--cpu-features tiles each layer as XNNPACK would there; --cache-format 2 writes v2', async () => {
+    const cache = join(dir, 'fma3-v2.bin');
+    const args = ['run', programPath, '--cache', cache, '--cache-format', '2', '--json'];
+    const run = await memlayer([...args, '--cpu-features', 'x64:sse2,avx,fma3']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).cpu).toEqual({ features: 'x64:sse2,avx,fma3', source: 'given' });
+    const inspect = JSON.parse((await memlayer(['inspect', cache, '--json'])).stdout);
+    expect(inspect.version).toBe(2);
+    // 64 outputs on FMA3: XNNPACK's default config, nr16.
+    expect(inspect.xnnpackRevisions[0]).toMatchObject({
+      revision: '92a7ad50',
+      tiling: 'nr16kr1sr1',
+    });
+    // Another CPU's tiling misses every entry of the file and packs again.
+    const other = JSON.parse((await memlayer([...args, '--cpu-features', 'none'])).stdout);
+    expect(other).toMatchObject({ packs: 4, cacheHits: 0 });
+    const bad = await memlayer([...args, '--cpu-features', 'x64:avx9']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--cpu-features');
+    expect((await memlayer([...args, '--cache-format', '4'])).status).toBe(2);
+  });
+
   test('--max-mib: a file over its budget keeps new entries on the heap and evicts at unload', async () => {
     for (const name of ['budget-a', 'budget-b']) mkdirSync(join(dir, name));
     const large = writeDemoModel(join(dir, 'budget-a'), 8, 256).programPath;

@@ -24,6 +24,20 @@ export {
   tensorView,
 } from './named-data-map.js';
 export {
+  type Arm64Core,
+  type Arm64CpuFeatures,
+  type CpuFeatures,
+  describeCpuFeatures,
+  parseCpuFeatures,
+  type X64CpuFeatures,
+} from './operators/cpu-features.js';
+export {
+  arm64FromCpuinfo,
+  type CpuFeaturesDetection,
+  detectCpuFeatures,
+  x64FromCpuinfo,
+} from './operators/cpuinfo.js';
+export {
   createFullyConnectedNcF32,
   type FullyConnectedOperator,
   type FullyConnectedOptions,
@@ -40,10 +54,17 @@ export {
 } from './operators/fully-connected-by-name.js';
 export type { OutputRange } from './operators/output-range.js';
 export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';
+export {
+  type XnnpackGemmConfigs,
+  xnnpackGemmConfigs,
+  xnnpackGemmTiling,
+  xnnUseNr2,
+} from './operators/xnnpack-gemm-tiling.js';
 export { fnv1a32, PACK_F32_GEMM_GOI_W_FINGERPRINT } from './packing/fingerprint.js';
 export {
   type GemmGoiLayout,
   type GemmGoiShape,
+  type GemmPadding,
   gemmGoiLayout,
   packedSize,
   packF32GemmGoiW,

@@ -19,6 +19,8 @@ import { randomFloats, referenceMatmul } from './reference.js';
 
 const code = (c: string) => expect.objectContaining({ code: c });
 const NAME = 'fc.weightfc.bias';
+/** An unknown CPU: nr8kr1sr1 for every shape, so shapes of one XOR share a seed. */
+const ONE_TILING = { cpuFeatures: null } as const;
 
 /** The same tensor names over other shapes and values: what a second program may bring. */
 function model(nc: number, kc: number, seed: number): InMemoryNamedDataMap {
@@ -65,7 +67,7 @@ beforeEach(() => resetPackingStats());
 
 describe('a hit requires the full layout and size, not just name and seed', () => {
   it('misses on XOR-colliding shapes [96, 32] and [112, 48] and computes each correctly', () => {
-    const cache = new XNNWeightsCache();
+    const cache = new XNNWeightsCache(ONE_TILING);
     const first = build(cache, model(96, 32, 1), 96, 32);
     const second = build(cache, model(112, 48, 2), 112, 48);
     // Same seed: the XOR of the dimensions is 64 for both.
@@ -190,7 +192,7 @@ describe('a hit requires the full layout and size, not just name and seed', () =
 
   it('persists the layout of every entry it packed', () => {
     const storage = new PreloadedStorage();
-    const cache = new XNNWeightsCache({ storage });
+    const cache = new XNNWeightsCache({ storage, ...ONE_TILING });
     build(cache, model(96, 32, 1), 96, 32);
     const [entry] = storage.lastPersisted;
     expect(entry?.layout).toEqual({
@@ -317,12 +319,12 @@ describe('identity through a real cache file', () => {
     const { dir, cleanup } = makeTempDir();
     try {
       const path = `${dir}/model.xpwc`;
-      const first = new XNNWeightsCache({ path });
+      const first = new XNNWeightsCache({ path, ...ONE_TILING });
       build(first, model(96, 32, 1), 96, 32);
       first.close();
 
       resetPackingStats();
-      const second = new XNNWeightsCache({ path });
+      const second = new XNNWeightsCache({ path, ...ONE_TILING });
       const b = build(second, model(112, 48, 2), 112, 48);
       expect(b.op.cacheHit).toBe(false);
       expect(second.stats().layoutRejects).toBe(1);
@@ -331,7 +333,7 @@ describe('identity through a real cache file', () => {
       second.close();
 
       resetPackingStats();
-      const third = new XNNWeightsCache({ path });
+      const third = new XNNWeightsCache({ path, ...ONE_TILING });
       const c = build(third, model(112, 48, 2), 112, 48);
       expect(c.op.cacheHit).toBe(true);
       expect(packingStats().calls).toBe(0);

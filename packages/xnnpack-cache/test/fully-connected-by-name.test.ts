@@ -159,6 +159,8 @@ describe('createFullyConnectedNcF32ByName', () => {
       deleteCache: () => cache.deleteCache(),
       loadUnpackedData: (name) => cache.loadUnpackedData(name),
       releaseUnpackedData: (view) => cache.releaseUnpackedData(view),
+      // The tiling the layer was packed with: the cache's choice for its CPU.
+      gemmTiling: (outputChannels) => cache.gemmTiling(outputChannels),
     };
     const op = byName(plain);
     expect(op.cacheHit).toBe(true);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readTrailer } from '@memlayer/cache-format';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  DEFAULT_GEMM_TILING,
+  type CpuFeatures,
   fullyConnectedSeed,
   gemmGoiLayout,
   PACKED_ALLOCATION_ALIGNMENT,
@@ -12,12 +12,22 @@ import {
   resetPackingStats,
   roundUp,
   XNNWeightsCache,
+  xnnpackGemmTiling,
 } from '../src/index.js';
 import { BACKENDS, captureWarnings, makeTempDir, referenceHashes } from './file-helpers.js';
 import { buildModel, type ModelSpec, modelWeights, outputHashes, range } from './fixtures/model.js';
 
 const SPEC: ModelSpec = { layers: range(0, 3), inputChannels: 40, outputChannels: 24 };
 const PAGE = 4096;
+/** The CPU ExecuTorch wrote the file on: AVX-512F, where 24 outputs take the nr2 config (nr16). */
+const CPU: CpuFeatures = {
+  arch: 'x64',
+  sse2: true,
+  avx: true,
+  fma3: true,
+  avx512f: true,
+  zen: false,
+};
 
 /**
  * An ExecuTorch cache file built byte by byte from the v2 table (ExecuTorch's XNNWeightsCache save code), not with
@@ -26,7 +36,8 @@ const PAGE = 4096;
  */
 function executorchFile(version: 1 | 2): Uint8Array {
   const weights = modelWeights(SPEC);
-  const { nr, kr, sr } = DEFAULT_GEMM_TILING;
+  const { nr, kr, sr } = xnnpackGemmTiling(CPU, SPEC.outputChannels);
+  expect(nr).toBe(16);
   const shape = { nc: SPEC.outputChannels, kc: SPEC.inputChannels, nr, kr, sr, extraBytes: 0 };
   const size = roundUp(gemmGoiLayout(shape).packedBytes, PACKED_ALLOCATION_ALIGNMENT);
   const seed = fullyConnectedSeed({
@@ -84,7 +95,7 @@ describe.each(BACKENDS)('files of other writers (%s backend)', (backend) => {
     expect([...bytes.subarray(-8, -4)]).toEqual([0x43, 0x57, 0x50, 0x58]);
     writeFileSync(path, bytes);
     resetPackingStats();
-    const cache = new XNNWeightsCache({ path, backend, verify: 'full' });
+    const cache = new XNNWeightsCache({ path, backend, verify: 'full', cpuFeatures: CPU });
     const { ops } = buildModel(cache, SPEC);
     expect(packingStats().calls).toBe(0);
     expect(outputHashes(ops, SPEC.inputChannels)).toEqual(reference);
@@ -98,7 +109,7 @@ describe.each(BACKENDS)('files of other writers (%s backend)', (backend) => {
     writeFileSync(path, executorchFile(1));
     const warnings = captureWarnings();
     resetPackingStats();
-    const cache = new XNNWeightsCache({ path, backend });
+    const cache = new XNNWeightsCache({ path, backend, cpuFeatures: CPU });
     const { ops } = buildModel(cache, SPEC);
     expect(await warnings.stop()).toContain('MEMLAYER_CACHE_REBUILT');
     expect(packingStats().calls).toBe(3);

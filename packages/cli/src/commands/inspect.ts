@@ -42,7 +42,7 @@ function revisionLine(report: CacheReport): string {
   const counts = report.xnnpackRevisions.map(
     ({ revision, entries }) => `${revision} ${entries}/${total}`,
   );
-  // Every entry explained by one revision under one tiling (one build wrote the file).
+  // Every entry explained by one revision under its one or two tilings (one build wrote the file).
   const fitting = report.xnnpackRevisions.filter(
     (summary) => summary.entries === total && (byLayout || summary.tilingEntries === total),
   );

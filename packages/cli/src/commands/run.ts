@@ -87,18 +87,43 @@ export const runCommand: Command = {
       description:
         'disk budget of the cache file in MiB: entries past it stay on the heap, and at unload least recently used entries are evicted (default: none)',
     },
+    'cache-format': {
+      type: 'string',
+      value: '<2|3>',
+      description:
+        'format of a new cache file: 3 (default) or 2, the one ExecuTorch reads and writes',
+    },
+    'cpu-features': {
+      type: 'string',
+      value: '<spec>',
+      description:
+        'the CPU to tile layers for, as XNNPACK would pick kernels on it: "x64:sse2,avx,fma3[,avx512f][,zen]", "arm64[:cortex-x4|oryon|exynos-m1|exynos-m2]" or "none" (nr8kr1sr1); default: this CPU',
+    },
     json: { type: 'boolean', description: 'print the report as one JSON document' },
   },
   async run(context) {
-    const [{ ModuleLoaderError }, { runProgram }] = await Promise.all([
-      import('@memlayer/module-loader'),
-      import('../run-program.js'),
-    ]);
+    const [{ ModuleLoaderError }, { runProgram }, { parseCpuFeatures, WeightsCacheError }] =
+      await Promise.all([
+        import('@memlayer/module-loader'),
+        import('../run-program.js'),
+        import('@memlayer/xnnpack-cache'),
+      ]);
     const programPath = requirePath(context.positionals, 'a program.json or model.pte');
     const data = stringFlag(context, 'data');
     const input = stringFlag(context, 'input');
     const method = stringFlag(context, 'method');
     const cachePath = stringFlag(context, 'cache');
+    const cacheFormat = stringFlag(context, 'cache-format');
+    if (cacheFormat !== undefined && cacheFormat !== '2' && cacheFormat !== '3')
+      throw usageError(`Expected 2 or 3 for --cache-format but received "${cacheFormat}"`);
+    const cpuSpec = stringFlag(context, 'cpu-features');
+    let cpuFeatures: ReturnType<typeof parseCpuFeatures> | undefined;
+    try {
+      cpuFeatures = cpuSpec === undefined ? undefined : parseCpuFeatures(cpuSpec);
+    } catch (error) {
+      if (!(error instanceof WeightsCacheError)) throw error;
+      throw usageError(`--cpu-features: ${error.message}`);
+    }
     let report: RunReport;
     try {
       report = runProgram({
@@ -114,6 +139,8 @@ export const runCommand: Command = {
         ...(input === undefined ? {} : { inputs: readInputs(resolve(context.cwd, input)) }),
         repeat: positiveInteger(stringFlag(context, 'repeat'), '--repeat', 1),
         maxMib: budgetMib(stringFlag(context, 'max-mib')),
+        ...(cacheFormat === undefined ? {} : { cacheFormat: Number(cacheFormat) as 2 | 3 }),
+        ...(cpuFeatures === undefined ? {} : { cpuFeatures }),
       });
     } catch (error) {
       if (!(error instanceof ModuleLoaderError)) throw error;
@@ -148,6 +175,7 @@ export const runCommand: Command = {
       ['operators', String(report.operators)],
       ['packing calls', String(report.packs)],
       ['cache hits', String(report.cacheHits)],
+      ['tiled for CPU', `${report.cpu.features} (${report.cpu.source})`],
     ];
     if (report.cache) {
       rows.push(

@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.js';
+import type { CpuFeatures } from '../operators/cpu-features.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 import { FileStorage, type FileStorageOptions } from '../storage/file-storage.js';
 import { HeapStorage } from '../storage/heap-storage.js';
@@ -17,11 +18,22 @@ export interface XNNWeightsCacheOptions extends Partial<Omit<FileStorageOptions,
    * cache (default '92a7ad50', what ExecuTorch main pins); an operator may override it.
    */
   readonly xnnpackRevision?: XnnpackRevision;
+  /**
+   * The CPU whose XNNPACK GEMM choice gives each layer its default tiling (null: unknown,
+   * nr8kr1sr1 for every layer). Default: the running CPU, detected when first needed.
+   */
+  readonly cpuFeatures?: CpuFeatures | null;
 }
 
 /** The storage the options describe: the given one, a cache file, or the heap. */
 export function storageFor(options: XNNWeightsCacheOptions): PackedStorage {
-  const { path, storage: _storage, xnnpackRevision: _revision, ...fileOptions } = options;
+  const {
+    path,
+    storage: _storage,
+    xnnpackRevision: _revision,
+    cpuFeatures: _cpuFeatures,
+    ...fileOptions
+  } = options;
   if (path === undefined || path === '') return new HeapStorage();
   if (typeof path !== 'string') invalidArgument('a string', 'options.path', path);
   return new FileStorage({ ...fileOptions, path });

@@ -1,15 +1,23 @@
 import { resolve } from 'node:path';
 import { invalidArgument, WeightsCacheError } from '../errors.js';
+import type { CpuFeatures } from '../operators/cpu-features.js';
+import type { CpuFeaturesDetection } from '../operators/cpuinfo.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 import type { FileStorageOptions } from '../storage/file-storage.js';
+import { CpuTilings } from './cpu-tilings.js';
 import { XNNWeightsCache } from './weights-cache.js';
 
 /**
- * Passed to every path-backed cache the manager creates; xnnpackRevision also to the
- * heap-only one.
+ * Passed to every path-backed cache the manager creates; xnnpackRevision and cpuFeatures
+ * also to the heap-only one.
  */
 export type XNNWeightsCacheManagerOptions = Partial<Omit<FileStorageOptions, 'path'>> & {
   readonly xnnpackRevision?: XnnpackRevision;
+  /**
+   * The CPU whose XNNPACK GEMM choice tiles each layer (null: unknown, nr8kr1sr1).
+   * Default: the running CPU, detected once for all the manager's caches.
+   */
+  readonly cpuFeatures?: CpuFeatures | null;
 };
 
 /** What one holder asks of the cache of a path. */
@@ -43,12 +51,19 @@ interface Instance {
 export class XNNWeightsCacheManager {
   readonly #options: XNNWeightsCacheManagerOptions;
   readonly #instances = new Map<string, Instance>();
+  readonly #tilings: CpuTilings;
 
   constructor(options: XNNWeightsCacheManagerOptions = {}) {
     if (options === null || typeof options !== 'object') {
       invalidArgument('an options object', 'options', options);
     }
     this.#options = { ...options };
+    this.#tilings = new CpuTilings(options.cpuFeatures, 'options.cpuFeatures');
+  }
+
+  /** The CPU every cache of this manager packs for, and where it came from. */
+  get cpuFeatures(): CpuFeaturesDetection {
+    return this.#tilings.detection;
   }
 
   /** The cache for `path` ('' = heap only), created on first use. */
@@ -65,10 +80,13 @@ export class XNNWeightsCacheManager {
     let instance = this.#instances.get(key);
     if (instance === undefined) {
       const revision = this.#options.xnnpackRevision;
+      const cpuFeatures = this.#tilings.detection.features;
       const cache =
         key === ''
-          ? new XNNWeightsCache(revision === undefined ? {} : { xnnpackRevision: revision })
-          : new XNNWeightsCache({ ...this.#options, maxFileBytes, path: key });
+          ? new XNNWeightsCache(
+              revision === undefined ? { cpuFeatures } : { xnnpackRevision: revision, cpuFeatures },
+            )
+          : new XNNWeightsCache({ ...this.#options, cpuFeatures, maxFileBytes, path: key });
       instance = { cache, holders: 0, maxFileBytes };
       this.#instances.set(key, instance);
     } else if (key !== '' && options.maxFileBytes !== undefined) {

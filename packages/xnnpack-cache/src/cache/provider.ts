@@ -1,4 +1,5 @@
 import type { TensorView } from '../named-data-map.js';
+import type { GemmTiling } from '../operators/tiling.js';
 import type { PackingLayout } from '../packing/packing-layout.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
 
@@ -48,6 +49,11 @@ export interface WeightsCacheProvider {
   deleteCache(): void;
   /** XNNPACK revision whose operator types seed this cache's operators (default: the newest). */
   readonly xnnpackRevision?: XnnpackRevision;
+  /**
+   * Tiling of a layer of `outputChannels` whose operator names none. Optional: without it
+   * such a layer is packed nr8kr1sr1 (DEFAULT_GEMM_TILING).
+   */
+  gemmTiling?(outputChannels: number): GemmTiling;
   /** True when `buffer` (from reserveSpace) is known to be zero already: no zero-fill needed. */
   isReservedZeroed?(buffer: Uint8Array): boolean;
   /**

@@ -9,6 +9,8 @@ import {
   WeightsCacheError,
 } from '../errors.js';
 import type { NamedDataMap, TensorView } from '../named-data-map.js';
+import type { CpuFeaturesDetection } from '../operators/cpuinfo.js';
+import type { GemmTiling } from '../operators/tiling.js';
 import {
   assertXnnpackRevision,
   DEFAULT_XNNPACK_REVISION,
@@ -22,6 +24,7 @@ import {
   type StoredEntry,
 } from '../storage/packed-storage.js';
 import { storageFor, type XNNWeightsCacheOptions } from './cache-options.js';
+import { CpuTilings } from './cpu-tilings.js';
 import {
   EntryNames,
   type Found,
@@ -55,6 +58,7 @@ import { UnpackedViews } from './unpacked-views.js';
 export class XNNWeightsCache implements NamedWeightsCacheProvider {
   readonly #storage: PackedStorage;
   readonly #xnnpackRevision: XnnpackRevision;
+  readonly #tilings: CpuTilings;
   #finalized = false;
   /** Between initializeForRuntime and finalizeForRuntime/abortRuntime. */
   #building = false;
@@ -90,7 +94,21 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
       options.xnnpackRevision === undefined
         ? DEFAULT_XNNPACK_REVISION
         : assertXnnpackRevision(options.xnnpackRevision, 'options.xnnpackRevision');
+    this.#tilings = new CpuTilings(options.cpuFeatures, 'options.cpuFeatures');
     this.#storage = options.storage ?? storageFor(options);
+  }
+
+  /** The CPU this cache packs for (options.cpuFeatures, else the running one) and its source. */
+  get cpuFeatures(): CpuFeaturesDetection {
+    return this.#tilings.detection;
+  }
+
+  /**
+   * The tiling a layer of `outputChannels` gets when its operator names none: the one
+   * XNNPACK 92a7ad50 picks on this cache's CPU, so that ExecuTorch shares the entries.
+   */
+  gemmTiling(outputChannels: number): GemmTiling {
+    return this.#tilings.tiling(outputChannels);
   }
 
   /** The XNNPACK revision operators created through this cache seed for by default. */

@@ -34,7 +34,9 @@ let lastCacheRevision: string | undefined;
 
 /** Checks the options an operator is created with (all but its weights) and plans it. */
 export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
-  const tiling = options.tiling ?? DEFAULT_GEMM_TILING;
+  // Explicit, else what XNNPACK picks on the cache's CPU for this many output channels.
+  const tiling =
+    options.tiling ?? options.cache.gemmTiling?.(options.outputChannels) ?? DEFAULT_GEMM_TILING;
   const cacheRevision = options.cache.xnnpackRevision;
   if (
     last !== null &&
@@ -72,8 +74,8 @@ function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): Oper
   const { inputChannels, outputChannels } = options;
   assertPositiveInteger(inputChannels, 'inputChannels');
   assertPositiveInteger(outputChannels, 'outputChannels');
-  // The default is a frozen, valid preset: checked per operator only when one is given.
-  if (tiling !== DEFAULT_GEMM_TILING) assertTiling(tiling);
+  // A cache's choice is a frozen, valid preset: checked per operator only when one is given.
+  if (options.tiling !== undefined) assertTiling(tiling);
   const extraBytes = options.extraBytes ?? 0;
   if (extraBytes % 4 !== 0) invalidArgument('a multiple of 4', 'extraBytes', extraBytes);
   const range = outputRange(options.outputMin, options.outputMax);
@@ -85,6 +87,7 @@ function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): Oper
     tiling.sr,
     extraBytes,
     operatorTypeFor(options),
+    tiling.padding,
   );
   return { tiling, plan, range };
 }

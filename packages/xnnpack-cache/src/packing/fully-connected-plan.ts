@@ -1,7 +1,7 @@
 import { PACKED_ALLOCATION_ALIGNMENT, roundUp } from '../alignment.js';
 import type { PackedShapeKey } from '../cache/provider.js';
 import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from './fingerprint.js';
-import { type GemmGoiLayout, gemmGoiLayout } from './gemm-goi.js';
+import { type GemmGoiLayout, type GemmPadding, gemmGoiLayout } from './gemm-goi.js';
 import type { PackingLayout } from './packing-layout.js';
 import { fullyConnectedSeedOf } from './seed.js';
 
@@ -34,6 +34,7 @@ export function fullyConnectedPlan(
   sr: number,
   extraBytes: number,
   operatorType: number,
+  padding: GemmPadding = 'zeros',
 ): FullyConnectedPlan {
   const bucketKey = (nc * 31 + kc) % 0x7fff_ffff;
   let bucket = plans.get(bucketKey);
@@ -48,13 +49,14 @@ export function fullyConnectedPlan(
         l.kr === kr &&
         l.sr === sr &&
         l.extraBytes === extraBytes &&
-        l.operatorType === operatorType
+        l.operatorType === operatorType &&
+        plan.gemm.padding === padding
       ) {
         return plan;
       }
     }
   }
-  const gemm = gemmGoiLayout({ nc, kc, nr, kr, sr, extraBytes });
+  const gemm = gemmGoiLayout({ nc, kc, nr, kr, sr, extraBytes, padding });
   const alignedSize = roundUp(gemm.packedBytes, PACKED_ALLOCATION_ALIGNMENT);
   const layout = {
     operatorType,

@@ -1,6 +1,17 @@
 import { assertNonNegativeInteger, assertPositiveInteger, invalidArgument } from '../errors.js';
 import { recordPacking } from './packing-stats.js';
 
+/**
+ * What the rows past nc in a group's last block hold. XNNPACK's reference packer leaves
+ * them zero; its x32-packw ukernels point each missing row at the last real one:
+ * - 'zeros': xnn_pack_f32_gemm_goi_w.
+ * - 'copy-last': every padding row copies the last real row (the sse2 ukernels).
+ * - 'copy-last-u4': the same, but the block's final row stays zero over the first
+ *   4·⌊kc/4⌋ columns, which the 4-column main loop never loads (avx and avx512f ukernels).
+ * Nothing reads padding rows: this only makes the bytes equal to XNNPACK's.
+ */
+export type GemmPadding = 'zeros' | 'copy-last' | 'copy-last-u4';
+
 /** Shape and tiling of one f32 GEMM weight packing (XNNPACK's pack_f32_gemm_goi_w). */
 export interface GemmGoiShape {
   /** Groups (1 for fully connected). */
@@ -17,6 +28,8 @@ export interface GemmGoiShape {
   readonly sr: number;
   /** Bytes skipped after each block of nr channels (ukernel-specific parameters). */
   readonly extraBytes?: number;
+  /** What padding rows hold (default 'zeros'). */
+  readonly padding?: GemmPadding;
 }
 
 export interface GemmGoiLayout {
@@ -27,6 +40,7 @@ export interface GemmGoiLayout {
   readonly kr: number;
   readonly sr: number;
   readonly extraBytes: number;
+  readonly padding: GemmPadding;
   /** kc rounded up to sr·kr (K'). */
   readonly paddedKc: number;
   /** Blocks of nr channels per group. */
@@ -56,6 +70,10 @@ export function gemmGoiLayout(shape: GemmGoiShape): GemmGoiLayout {
   if (!isPowerOfTwo(skr)) invalidArgument('sr·kr to be a power of two', 'sr·kr', skr);
   // XNNPACK asserts nr >= sr: each shuffle group spreads rows over sr steps.
   if (shape.nr < shape.sr) invalidArgument(`nr >= sr (${shape.sr})`, 'nr', shape.nr);
+  const padding = shape.padding ?? 'zeros';
+  if (padding !== 'zeros' && padding !== 'copy-last' && padding !== 'copy-last-u4') {
+    invalidArgument("'zeros', 'copy-last' or 'copy-last-u4'", 'padding', padding);
+  }
   const paddedKc = Math.ceil(shape.kc / skr) * skr;
   const blocksPerGroup = Math.ceil(shape.nc / shape.nr);
   const blockBytes = shape.nr * (1 + paddedKc) * 4 + extraBytes;
@@ -67,6 +85,7 @@ export function gemmGoiLayout(shape: GemmGoiShape): GemmGoiLayout {
     kr: shape.kr,
     sr: shape.sr,
     extraBytes,
+    padding,
     paddedKc,
     blocksPerGroup,
     blockBytes,
@@ -193,6 +212,7 @@ function packBlock(
     for (let o = 0; o < b; o++) out[q + o] = bias[from + o] as number;
   }
   q += nr;
+  if (b < nr && layout.padding !== 'zeros') copyPaddingRows(layout, kernel, rowBase, b, out, q);
 
   if (kr === 1 && sr === 1) {
     // Plain transpose of the block: slot (t, o) holds kernel[n0 + o][t]. Writes run
@@ -232,6 +252,35 @@ function packBlock(
       q += kr;
     }
     q += (nr - b) * kr;
+  }
+}
+
+/**
+ * Fills rows b .. nr - 1 of a partial block (weights from `q`) with row b - 1's columns as
+ * each row would take them, as the x32-packw ukernels do (see GemmPadding).
+ */
+function copyPaddingRows(
+  layout: GemmGoiLayout,
+  kernel: Int32Array,
+  rowBase: number,
+  b: number,
+  out: Int32Array,
+  q: number,
+): void {
+  const { kc, nr, kr, sr, paddedKc } = layout;
+  const last = rowBase + (b - 1) * kc;
+  // The final row of 'copy-last-u4' is loaded only by the 1..3-column remainder.
+  const finalFrom = layout.padding === 'copy-last-u4' ? kc - (kc % 4) : 0;
+  const mask = sr * kr - 1;
+  for (let t = 0; t < paddedKc; t += kr) {
+    const groupStart = t & ~mask;
+    const slot = q + (t / kr) * nr * kr;
+    for (let o = b; o < nr; o++) {
+      const col = groupStart + ((t + o * kr) & mask);
+      const from = o === nr - 1 ? Math.max(col, finalFrom) : col;
+      const end = Math.min(col + kr, kc);
+      for (let c = from; c < end; c++) out[slot + o * kr + (c - col)] = kernel[last + c] as number;
+    }
   }
 }
 
