@@ -92,7 +92,7 @@ export interface XnnGraph {
   readonly nodeCount: number;
   /** XNodeUnion type of each node. */
   readonly nodeType: Uint8Array;
-  /** The node's (first) input, filter, bias and output value ids (XNN_INVALID_ID: none). */
+  /** The node's (first) input, filter, bias and output values, as indices (XNN_INVALID_ID: none). */
   readonly nodeInput: Uint32Array;
   readonly nodeFilter: Uint32Array;
   readonly nodeBias: Uint32Array;
@@ -102,13 +102,16 @@ export interface XnnGraph {
   readonly outputMin: Float32Array;
   readonly outputMax: Float32Array;
   readonly valueCount: number;
-  /** Per value id: XNNDatatype (0 for a quantized value), constant_buffer_idx, external_id, flags. */
+  /**
+   * Per value (by index in xvalues; node fields and input/output ids are translated to these
+   * indices): XNNDatatype, constant_buffer_idx, external_id, flags.
+   */
   readonly datatype: Uint16Array;
   readonly quantized: Uint8Array;
   readonly constantIndex: Uint32Array;
   readonly externalId: Uint32Array;
   readonly valueFlags: Uint32Array;
-  /** dims of value id v: dims[dimStart[v] .. dimStart[v + 1]). */
+  /** dims of value v: dims[dimStart[v] .. dimStart[v + 1]). */
   readonly dimStart: Uint32Array;
   readonly dims: Uint32Array;
   readonly inputIds: readonly number[];
@@ -136,7 +139,7 @@ export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGrap
   const nodes = readNodes(
     fb,
     fb.fieldVector(graph, GRAPH.xnodes, 4, 'XNNGraph.xnodes'),
-    values.count,
+    values.indexOf,
     malformed,
   );
   const constantData = fb.fieldVector(graph, GRAPH.constantData, 4, 'XNNGraph.constant_data');
@@ -150,11 +153,13 @@ export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGrap
       );
     }
   }
-  const inputIds = fb.numbers(fb.fieldVector(graph, GRAPH.inputIds, 4, 'XNNGraph.input_ids'));
-  const outputIds = fb.numbers(fb.fieldVector(graph, GRAPH.outputIds, 4, 'XNNGraph.output_ids'));
-  for (const id of [...inputIds, ...outputIds]) {
-    if (id >= values.count) malformed(`external value ${id} of ${values.count}`);
-  }
+  const externals = (slot: number, name: string) =>
+    fb.numbers(fb.fieldVector(graph, slot, 4, name)).map((id) => {
+      const index = values.indexOf(id);
+      return index >= 0 ? index : malformed(`${name}: no value has id ${id}`);
+    });
+  const inputIds = externals(GRAPH.inputIds, 'XNNGraph.input_ids');
+  const outputIds = externals(GRAPH.outputIds, 'XNNGraph.output_ids');
   const constant = (index: number): Table => {
     if (!(index >= 0 && index < constantData.length)) {
       malformed(`constant ${index} of ${constantData.length}`);
@@ -225,7 +230,7 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   const externalId = new Uint32Array(count);
   const valueFlags = new Uint32Array(count);
   const dimStart = new Uint32Array(count + 1);
-  const seen = new Uint8Array(count);
+  const ids = new Uint32Array(count);
   // Each value's dims vector (position of its first element) and length, by id.
   const dimsAt = new Uint32Array(count);
   const dimsLength = new Uint32Array(count);
@@ -246,10 +251,8 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
       tensor = table(inner, 'XNNQuantizedTensorValue.tensor_value');
     }
     const idAt = field(tensor, TENSOR_VALUE.idOut, 4, 'XNNTensorValue');
-    const id = idAt === 0 ? 0 : (u32[idAt >> 2] as number);
-    // The serializer numbers values in order (operators/node_visitor.py: id_out = len(xvalues)).
-    if (id >= count || seen[id] === 1) malformed(`xvalues[${i}]: id_out ${id}`);
-    seen[id] = 1;
+    ids[i] = idAt === 0 ? 0 : (u32[idAt >> 2] as number);
+    const id = i;
     quantized[id] = type === XVALUE_QUANTIZED ? 1 : 0;
     const datatypeAt = field(tensor, TENSOR_VALUE.datatype, 2, 'XNNTensorValue');
     datatype[id] = datatypeAt === 0 ? 0 : (u16[datatypeAt >> 1] as number);
@@ -279,11 +282,34 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
   dimStart[count] = at;
   return {
     count,
+    indexOf: valueIndex(ids, malformed),
     columns: { datatype, quantized, constantIndex, externalId, valueFlags, dimStart, dims },
   };
 }
 
-function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: Malformed) {
+/**
+ * Nodes name values by id_out. The serializer numbers them in order (operators/
+ * node_visitor.py: id_out = len(xvalues)), so a value's id is usually its index; the
+ * runtime maps any unique ids (XNNCompiler.cpp remapped_ids), and so does this.
+ * Returns a value's index, or -1 for an id no value has.
+ */
+function valueIndex(ids: Uint32Array, malformed: Malformed): (id: number) => number {
+  const count = ids.length;
+  if (ids.every((id, index) => id === index)) return (id) => (id < count ? id : -1);
+  const index = new Map<number, number>();
+  ids.forEach((id, at) => {
+    if (index.has(id)) malformed(`xvalues[${at}]: id_out ${id} is taken`);
+    index.set(id, at);
+  });
+  return (id) => index.get(id) ?? -1;
+}
+
+function readNodes(
+  fb: FlatBuffer,
+  list: Vector,
+  indexOf: (id: number) => number,
+  malformed: Malformed,
+) {
   const nodeCount = list.length;
   const { u8, u32, f32 } = fb.words;
   const { table, field, target } = fb.tableReader();
@@ -295,12 +321,13 @@ function readNodes(fb: FlatBuffer, list: Vector, valueCount: number, malformed: 
   const nodeFlags = new Uint32Array(nodeCount);
   const outputMin = new Float32Array(nodeCount).fill(Number.NEGATIVE_INFINITY);
   const outputMax = new Float32Array(nodeCount).fill(Number.POSITIVE_INFINITY);
-  /** Field `slot` of table `at` as a u32 value id (absent: 0, the schema default). */
+  /** Field `slot` of table `at`: a value id (absent: 0, the schema default), as an index. */
   const idField = (at: number, slot: number, node: number, optional = false): number => {
     const position = field(at, slot, 4, 'XNode arguments');
-    const value = position === 0 ? 0 : (u32[position >> 2] as number);
-    if (value < valueCount || (optional && value === XNN_INVALID_ID)) return value;
-    return malformed(`xnodes[${node}]: value ${value} of ${valueCount}`);
+    const id = position === 0 ? 0 : (u32[position >> 2] as number);
+    if (optional && id === XNN_INVALID_ID) return XNN_INVALID_ID;
+    const index = indexOf(id);
+    return index >= 0 ? index : malformed(`xnodes[${node}]: no value has id ${id}`);
   };
   for (let n = 0; n < nodeCount; n++) {
     const node = table(list.start + 4 * n + (u32[(list.start >> 2) + n] as number), 'XNode');
