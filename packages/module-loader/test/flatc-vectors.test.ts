@@ -33,9 +33,9 @@ describe('programs compiled by flatc from ExecuTorch schemas', () => {
     ] as const) {
       const out = run(name, data, half(2));
       expect(out).toHaveLength(expected.length);
-      out.forEach((value, i) =>
-        expect(value, `${name}[${i}]`).toBeCloseTo(expected[i] as number, 6),
-      );
+      for (const [i, value] of out.entries()) {
+        expect(value, `${name}[${i}]`).toBeCloseTo(expected[i] as number, 6);
+      }
     }
   });
 
