@@ -108,39 +108,6 @@ export {
   type ExportProgramOptions,
   exportProgram,
 } from './pte/write/export-program.js';
-export { encodePtd } from './pte/write/ptd.js';
-export { encodePte } from './pte/write/pte.js';
-export {
-  type CompileSpecDescription,
-  type DelegateDescription,
-  type EValueDescription,
-  type ExecutionPlanDescription,
-  FIRST_PLANNED_MEMORY_ID,
-  type InstructionDescription,
-  type NamedDataEntry,
-  type OperatorDescription,
-  type PteDescription,
-  SCALAR_TYPE_FLOAT,
-  SHAPE_DYNAMISM,
-  type TensorAllocation,
-  type TensorEValueDescription,
-} from './pte/write/pte-description.js';
-export {
-  XNN_DATATYPE_FP32,
-  XNN_INVALID_VALUE_ID,
-  XNN_NAMED_CONSTANT_OFFSET,
-  XNN_VALUE_FLAG_EXTERNAL_INPUT,
-  XNN_VALUE_FLAG_EXTERNAL_OUTPUT,
-  XNODE_UNION_TYPE,
-  type XnnConstantDataDescription,
-  type XnnFullyConnectedDescription,
-  type XnnGraphDescription,
-  type XnnNode1x1Description,
-  type XnnNodeDescription,
-  type XnnOutputMinMax,
-  type XnnTensorValueDescription,
-} from './pte/write/xnn-graph-description.js';
-export { encodeXnnPayload } from './pte/write/xnn-payload.js';
 export { DTYPE_BYTES, type SafetensorsDtype } from './safetensors/dtypes.js';
 export { SafetensorsFile } from './safetensors/file.js';
 export {

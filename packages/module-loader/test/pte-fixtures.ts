@@ -18,7 +18,7 @@ import {
   type XnnConstantDataDescription,
   type XnnNodeDescription,
   type XnnTensorValueDescription,
-} from '../src/index.js';
+} from './pte-writer.js';
 
 export interface Layer {
   weight: Float32Array; // [out, in]

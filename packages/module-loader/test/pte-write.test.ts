@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'vitest';
+import { ModuleLoaderError } from '../src/index.js';
+import { FlatTable } from './flatbuffer-table.js';
+import { xnnGraphOf } from './pte-files.js';
 import {
   encodePtd,
   encodePte,
   encodeXnnPayload,
-  ModuleLoaderError,
   type PteDescription,
   SCALAR_TYPE_FLOAT,
   XNN_DATATYPE_FP32,
@@ -11,9 +13,7 @@ import {
   XNN_NAMED_CONSTANT_OFFSET,
   XNODE_UNION_TYPE,
   type XnnGraphDescription,
-} from '../src/index.js';
-import { FlatTable } from './flatbuffer-table.js';
-import { xnnGraphOf } from './pte-files.js';
+} from './pte-writer.js';
 
 const ascii = (bytes: Uint8Array, start: number, end: number) =>
   Buffer.from(bytes.subarray(start, end)).toString('latin1');

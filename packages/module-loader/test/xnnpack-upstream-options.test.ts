@@ -14,6 +14,7 @@ import {
   XnnpackBackend,
   type XnnpackHandle,
 } from '../src/index.js';
+import { cacheOptions } from './fixtures.js';
 import { heapOnlyOutput, programInput, sha256, writeLinearProgram } from './weights-programs.js';
 
 let dir: string;
@@ -65,22 +66,28 @@ describe('XnnpackBackend options as upstream', () => {
     expect(backend.getOption('packed_cache_path')).toBe('');
   });
 
-  test('setOption(packed_cache_path) is kept and used by inits whose specs name no path', () => {
+  test('setOption(packed_cache_path) is kept but routes no init: a model loaded without a path stays off that file', () => {
     const program = twoLayers();
     const cachePath = join(dir, 'global.xpwc');
     const backend = new XnnpackBackend();
     backend.setOption('packed_cache_path', cachePath);
     expect(backend.getOption('packed_cache_path')).toBe(cachePath);
-    const module = new Module(program, { registry: new BackendRegistry().register(backend) });
-    module.load();
-    module.loadMethod('forward');
-    expect(existsSync(cachePath)).toBe(true);
+    const registry = new BackendRegistry().register(backend);
+    const unopted = new Module(program, { registry });
+    unopted.load();
+    unopted.loadMethod('forward');
     backend.setOption('save_weight_cache_on_disk', true);
-    // Only the cache file: nothing is written beside it.
+    // As upstream (XNNPACKBackend.cpp init reads the path from the runtime spec only).
+    expect(existsSync(cachePath)).toBe(false);
+    unopted.dispose();
+    // A model whose own options name the path uses it; nothing is written beside it.
+    const opted = new Module(program, { registry });
+    opted.load(cacheOptions(cachePath, true));
+    opted.loadMethod('forward');
     expect(readdirSync(dir).filter((name) => name.startsWith('global.xpwc'))).toEqual([
       'global.xpwc',
     ]);
-    module.dispose();
+    opted.dispose();
   });
 
   test('save_weight_cache_on_disk = true saves once, now, and is never stored', () => {

@@ -124,8 +124,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
   }
 
   /**
-   * Global options. As upstream: `packed_cache_path` is kept and used by inits whose
-   * runtime specs name no path; `save_weight_cache_on_disk` = true saves every live cache
+   * Global options. As upstream: `packed_cache_path` is kept (getOption reads it back) but
+   * chooses no init's cache file; `save_weight_cache_on_disk` = true saves every live cache
    * now (a one-shot, never stored; a failure is ERR_WEIGHTS_CACHE_SAVE_FAILED).
    */
   setOption(key: string, value: OptionValue): void {
@@ -157,6 +157,16 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     }
   }
 
+  /**
+   * An init's options: its runtime specs over the globals, except the cache path, which
+   * only the runtime specs choose. As upstream (XNNPACKBackend.cpp init: "Only honor a path
+   * coming through runtime_spec"): the global would send a model loaded without a path into
+   * another model's cache file, its budget and its eviction.
+   */
+  private initOptions(runtimeSpecs: readonly BackendOption[]): XnnpackRuntimeOptions {
+    return resolveXnnpackOptions(runtimeSpecs, { ...this.globals, packedCachePath: '' });
+  }
+
   init(
     context: BackendInitContext,
     compileSpecs: Readonly<Record<string, CompileSpecValue>>,
@@ -173,7 +183,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
         },
       );
     }
-    const options = resolveXnnpackOptions(runtimeSpecs, this.globals);
+    const options = this.initOptions(runtimeSpecs);
     const tiling = tilingOf(compileSpecs, this.tiling);
     const useCache = options.weightCacheEnabled;
     program.namedData.resolve();
@@ -285,7 +295,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     runtimeSpecs: readonly BackendOption[],
   ): XnnpackDelegateHandle {
     const graph = prepared as XnnGraph;
-    const options = resolveXnnpackOptions(runtimeSpecs, this.globals);
+    const options = this.initOptions(runtimeSpecs);
     const settings = { tiling: this.tiling, xnnpackRevision: options.xnnpackRevision };
     const namedData = new DelegateDataMap(graph, context.program, context.methodName);
     const built = this.withCache(options, namedData, (cache) =>
