@@ -69,6 +69,30 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     }
   });
 
+  test('XNNGelu is exact GELU, x·Φ(x), as XNNPACK computes it (not the tanh approximation)', () => {
+    const layers = makeLayers([6, 5], 11);
+    const { pte } = writeMlp(dir, 'gelu', layers, { constants: 'pte', tail: 42 });
+    const module = new Module(pte, { registry: registryWith() });
+    const [out] = module.execute('forward', [{ shape: [2, 6], data: input(2, 6) }]);
+    module.dispose();
+    // erf by its Taylor series in f64: an independent reference for |x| < 4.
+    const erf = (x: number) => {
+      let term = x;
+      let sum = x;
+      for (let n = 1; n < 80; n++) {
+        term *= (-x * x) / n;
+        sum += term / (2 * n + 1);
+      }
+      return (2 / Math.sqrt(Math.PI)) * sum;
+    };
+    const linear = reference(layers, input(2, 6), 2);
+    const expected = [...linear].map((x) => 0.5 * x * (1 + erf(x / Math.SQRT2)));
+    expect(out?.data.length).toBe(expected.length);
+    for (const [i, value] of [...(out?.data ?? [])].entries()) {
+      expect(Math.abs(value - (expected[i] as number))).toBeLessThan(1e-6);
+    }
+  });
+
   test('a cold start packs under the program keys (kernel key + bias key); a warm start in a fresh manager packs nothing', () => {
     const layers = makeLayers([8, 16, 4]);
     const { pte, ptd, keys } = writeMlp(dir, 'mlp', layers);

@@ -16,7 +16,7 @@ import {
   XNODE_FULLY_CONNECTED,
   type XnnGraph,
 } from '../pte/xnn-graph.js';
-import { gelu } from './activations.js';
+import { geluExact } from './activations.js';
 import type { Tensor } from './backend.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
@@ -136,7 +136,7 @@ export function executeDelegate(
     } else if (type === XNODE_CLAMP) {
       output = clamp(input, graph.outputMin[n] as number, graph.outputMax[n] as number);
     } else {
-      output = gelu(Float32Array.from(input));
+      output = geluExact(Float32Array.from(input));
     }
     values[graph.nodeOutput[n] as number] = output;
   }
