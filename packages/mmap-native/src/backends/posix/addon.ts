@@ -34,6 +34,9 @@ export interface NativeFile {
   writeInBackground(
     sources: readonly Uint8Array[],
     positions: readonly (number | bigint)[],
+    syncBefore: readonly boolean[],
+    syncAfter: boolean,
+    releaseLock: boolean,
   ): NativeBackgroundWrite;
   close(): void;
 }
