@@ -1,5 +1,5 @@
 import { alignUp } from '@memlayer/cache-format';
-import type { LockKind } from '@memlayer/mmap-native';
+import type { BackgroundWrite, LockKind } from '@memlayer/mmap-native';
 import { removeDeadTemps } from './atomic-replace.js';
 import { CacheFile } from './cache-file.js';
 import { reasonOf } from './fallback.js';
@@ -58,13 +58,21 @@ export class CacheFileSession {
     return this.#format;
   }
 
-  /** Runs `fn` under the file lock, first moving to a replacement file if there is one. */
-  locked<T>(kind: LockKind, fn: (file: CacheFile) => T): T {
+  /**
+   * Runs `fn` under the file lock (waiting at most `timeoutMs`, by default the options'),
+   * first moving to a replacement file if there is one. `fn` may hand the lock over to a
+   * background task (CacheFile.withLock).
+   */
+  locked<T>(
+    kind: LockKind,
+    fn: (file: CacheFile, handOver: (task: BackgroundWrite) => void) => T,
+    timeoutMs = this.#options.lockTimeoutMs,
+  ): T {
     for (let attempt = 0; attempt < REPLACED_FILE_RETRIES; attempt++) {
       const file = this.current();
-      const result = file.withLock(kind, this.#options.lockTimeoutMs, () => {
+      const result = file.withLock(kind, timeoutMs, (handOver) => {
         if (file.isReplaced() || !this.#ready(file)) return null;
-        return { value: fn(file) };
+        return { value: fn(file, handOver) };
       });
       if (result !== null) return result.value;
       if (this.#file === file) this.#retire(file);
