@@ -176,6 +176,10 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       return this.#reserveInFile(n, length);
     } catch (error) {
       const reason = reasonOf(error, 'io');
+      if (reason === 'over-budget') {
+        this.#budget.refused();
+        return this.#onHeap(reason, n, options);
+      }
       this.#fallBack(reason, `reserve ${n} bytes in the cache file`, error);
       return this.#onHeap(reason, n, options);
     }
@@ -442,7 +446,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   #reserveInFile(n: number, length: number): PackedRegion {
     const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum, tail) =>
-      this.#session.grow(bytes, minimum, tail),
+      this.#session.grow(bytes, minimum, tail, this.#growthEnd()),
     );
     // Fresh file pages are zero, and so is a staging buffer handed out.
     const staged = this.#allocator.stages(carved.chunk) ? this.#stagingBuffer(n) : null;
@@ -536,7 +540,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
         committed: () => session.committed,
         currentFile: () => session.current(),
         locked: (fn, timeoutMs) => session.locked('exclusive', fn, timeoutMs),
-        appendRegion: (length) => session.grow(length, length),
+        appendRegion: (length) => session.grow(length, length, null, this.#growthEnd()),
       },
       mode,
     );
@@ -547,6 +551,11 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     if (saved.task !== null) this.#committing = { task: saved.task, generationBefore };
     else forget(this);
     return saved;
+  }
+
+  /** How large growth may make the file (the disk budget less room for the trailer). */
+  #growthEnd(): number {
+    return this.#budget.growthEnd(this.#session.committed, this.#regions.carvedCount);
   }
 
   /** Page-rounded bytes reserved in the file and not yet committed. */
