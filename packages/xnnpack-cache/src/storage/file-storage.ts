@@ -359,14 +359,19 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       return undefined;
     } catch (error) {
       this.#session.committed = null;
-      this.#commitFailed(error);
+      this.#warnCommitFailed(error);
       return error;
     }
   }
 
+  /** The pending commit cannot be made: dropped, with a warning. */
   #commitFailed(error: unknown): void {
     this.#pending = null;
     if (this.#committing === null) forget(this);
+    this.#warnCommitFailed(error);
+  }
+
+  #warnCommitFailed(error: unknown): void {
     emitCacheWarning(
       'MEMLAYER_CACHE_COMMIT_FAILED',
       `Could not commit new entries of ${this.path}; the next start packs them again`,
