@@ -245,10 +245,11 @@ export class MappedFile {
    * A part with `syncBefore` is written after an fdatasync, and `end` adds a last fdatasync
    * and the release of the caller's flock: a durable commit (data, then the record that
    * points at it) that completes on the thread pool even while this thread is busy. With
-   * `releaseLock`, the lock is released even when this call throws.
+   * `releaseLock`, the lock is released even when this call throws. `startWriteback` starts
+   * the parts' write-back to disk (Linux) so that such a later commit has less to wait for.
    */
   writeInBackground(parts: readonly WritePart[], end?: WriteEnd): BackgroundWrite {
-    const { syncAfter, releaseLock } = expectObject(end, 'end');
+    const { syncAfter, releaseLock, startWriteback } = expectObject(end, 'end');
     const release = expectBoolean(releaseLock ?? false, 'end.releaseLock');
     try {
       const file = this.active('pwrite');
@@ -263,7 +264,9 @@ export class MappedFile {
         syncBefore[i] = expectBoolean(part['syncBefore'] ?? false, `parts[${i}].syncBefore`);
       }
       const after = expectBoolean(syncAfter ?? false, 'end.syncAfter');
+      const writeback = expectBoolean(startWriteback ?? false, 'end.startWriteback');
       return file.writeInBackground(sources, positions, syncBefore, {
+        startWriteback: writeback,
         syncAfter: after,
         releaseLock: release,
       });

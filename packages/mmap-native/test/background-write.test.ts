@@ -150,6 +150,17 @@ describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) =
     file.close();
   });
 
+  it('starts the write-back when asked (advice: the bytes are the same), and checks the flag', () => {
+    const path = join(dir, 'writeback.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    const bytes = pattern(2 * MiB + 5, 10);
+    file.writeInBackground([{ source: bytes, position: 4096 }], { startWriteback: true }).wait();
+    expect(same(file.read(4096, bytes.length), bytes)).toBe(true);
+    const flag = { startWriteback: 1 } as never;
+    expect(codeOf(() => file.writeInBackground([], flag))).toBe('ERR_INVALID_ARG_TYPE');
+    file.close();
+  });
+
   it('releases the lock after a failed commit too, and when the call itself throws', () => {
     const path = join(dir, 'failed-commit.bin');
     openMappedFile(path, { mode: 'w+', backend }).close();

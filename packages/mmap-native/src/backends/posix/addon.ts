@@ -37,6 +37,7 @@ export interface NativeFile {
     syncBefore: readonly boolean[],
     syncAfter: boolean,
     releaseLock: boolean,
+    startWriteback: boolean,
   ): NativeBackgroundWrite;
   close(): void;
 }

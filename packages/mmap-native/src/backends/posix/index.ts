@@ -152,6 +152,7 @@ class PosixFile implements BackendFile {
       syncBefore,
       end.syncAfter,
       end.releaseLock,
+      end.startWriteback,
     );
   }
 

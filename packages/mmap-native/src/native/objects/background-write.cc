@@ -64,6 +64,9 @@ class WriteWorker : public Napi::AsyncWorker {
       err = sys::WriteAt(fd_, part.data, part.length, part.position);
       if (err != 0) break;
     }
+    if (err == 0 && end_.start_writeback) {
+      for (const WritePart& part : parts_) sys::StartWriteback(fd_, part.position, part.length);
+    }
     if (err == 0 && end_.sync_after && (err = sys::SyncFile(fd_, true)) != 0) {
       syscall = "fdatasync";
     }

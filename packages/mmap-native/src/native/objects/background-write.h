@@ -27,6 +27,8 @@ struct WritePart {
 
 // What the task does after its parts (when every one was written).
 struct WriteEnd {
+  // Starts the parts' write-back to disk (Linux sync_file_range) without waiting for it.
+  bool start_writeback = false;
   bool sync_after = false;
   // Releases the flock the caller holds on the file (also after a failure): the task's
   // descriptor shares the caller's open file description, and flock belongs to that.

@@ -344,7 +344,7 @@ Napi::Value File::WriteInBackground(const Napi::CallbackInfo& info) {
     ThrowRangeError(env, "Expected as many positions as sources");
     return env.Undefined();
   }
-  // Optional: syncBefore (booleans, one per part), syncAfter, releaseLock.
+  // Optional: syncBefore (booleans, one per part), syncAfter, releaseLock, startWriteback.
   const bool has_syncs = info.Length() > 2 && !info[2].IsUndefined();
   if (has_syncs && (!info[2].IsArray() || info[2].As<Napi::Array>().Length() != count)) {
     ThrowRangeError(env, "Expected one syncBefore flag per source");
@@ -355,6 +355,10 @@ Napi::Value File::WriteInBackground(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   if (info.Length() > 4 && !ReadBool(env, info[4], "releaseLock", &end.release_lock)) {
+    return env.Undefined();
+  }
+  if (info.Length() > 5 &&
+      !ReadBool(env, info[5], "startWriteback", &end.start_writeback)) {
     return env.Undefined();
   }
   std::vector<Napi::ArrayBuffer> buffers;
