@@ -1,4 +1,4 @@
-// The PackedStorage of a cache file in one class (about 450 lines): each public method is
+// The PackedStorage of a cache file in one class (about 600 lines): each public method is
 // one step of the storage protocol the cache drives (open, reserve, seal, sync, persist,
 // flush, close), and they share one session. The jobs behind the steps live beside it:
 // session and policy, entry loader, load windows, region allocator, index writer, deferred
