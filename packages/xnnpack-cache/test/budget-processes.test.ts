@@ -42,12 +42,13 @@ describe('a disk budget shared by processes', () => {
       finished = true;
     });
     const samples: { size: number; allocated: number }[] = [];
-    // Sample until every process has exited, then once more.
+    // Sample until every process has exited, then once more (a pause between samples
+    // leaves the two cores to the processes).
     for (let last = false; !last; ) {
       last = finished;
       const stat = statSync(path, { throwIfNoEntry: false });
       if (stat !== undefined) samples.push({ size: stat.size, allocated: stat.blocks * 512 });
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 2));
     }
     const reports = (await all).map(reportOf);
     const largest = {
