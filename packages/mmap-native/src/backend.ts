@@ -85,12 +85,15 @@ export interface BackendFile {
   /** pwrite of all of source, or an error. */
   write(source: Uint8Array, position: FileOffset): void;
   /**
-   * One worker-thread task writing sources[i] at positions[i] in order, stopping at the
-   * first error; no source may change until it is done.
+   * One worker-thread task writing sources[i] at positions[i] in order (an fdatasync first
+   * where syncBefore[i]), stopping at the first error, then `end`; no source may change
+   * until it is done.
    */
   writeInBackground(
     sources: readonly Uint8Array[],
     positions: readonly FileOffset[],
+    syncBefore: readonly boolean[],
+    end: Required<WriteEnd>,
   ): BackgroundWrite;
   close(): void;
 }
@@ -99,6 +102,25 @@ export interface BackendFile {
 export interface WritePart {
   readonly source: Uint8Array;
   readonly position: FileOffset;
+  /** fdatasync before this part: every byte written before reaches the disk first. */
+  readonly syncBefore?: boolean;
+}
+
+/** What a background write does once its parts are written (MappedFile.writeInBackground). */
+export interface WriteEnd {
+  /**
+   * Start writing the parts back to disk without waiting for it (Linux
+   * sync_file_range SYNC_FILE_RANGE_WRITE), so a later fdatasync has less left to do.
+   * Advice: elsewhere, on the heap backend and on any error, nothing is done.
+   */
+  readonly startWriteback?: boolean;
+  /** fdatasync after the last part (skipped when a part failed). */
+  readonly syncAfter?: boolean;
+  /**
+   * Release the flock the caller holds on this file when the task is over, failed or not:
+   * a commit stays under the lock until its last sync, with no JavaScript callback.
+   */
+  readonly releaseLock?: boolean;
 }
 
 /** Writes running off the JavaScript thread (MappedFile.writeInBackground). */

@@ -11,6 +11,7 @@ export type {
   OpenMode,
   Residency,
   SyncMode,
+  WriteEnd,
   WritePart,
 } from './backend.js';
 export { addonCandidates, BUILD_COMMAND, REBUILD_COMMANDS } from './backends/posix/addon.js';

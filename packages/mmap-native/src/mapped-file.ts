@@ -9,6 +9,7 @@ import {
   type LockKind,
   OPEN_MODES,
   type OpenMode,
+  type WriteEnd,
   type WritePart,
 } from './backend.js';
 import { MmapError } from './errors.js';
@@ -240,18 +241,39 @@ export class MappedFile {
    * after it are not written. No source may change until then; their buffers are kept
    * alive meanwhile. A close() of the file meanwhile does not disturb a task already
    * started. The heap backend writes at once.
+   *
+   * A part with `syncBefore` is written after an fdatasync, and `end` adds a last fdatasync
+   * and the release of the caller's flock: a durable commit (data, then the record that
+   * points at it) that completes on the thread pool even while this thread is busy. With
+   * `releaseLock`, the lock is released even when this call throws. `startWriteback` starts
+   * the parts' write-back to disk (Linux) so that such a later commit has less to wait for.
    */
-  writeInBackground(parts: readonly WritePart[]): BackgroundWrite {
-    const file = this.active('pwrite');
-    expectArray(parts, 'parts');
-    const sources: Uint8Array[] = new Array(parts.length);
-    const positions: FileOffset[] = new Array(parts.length);
-    for (let i = 0; i < parts.length; i++) {
-      const part = expectObject(parts[i], `parts[${i}]`);
-      sources[i] = expectUint8Array(part['source'], `parts[${i}].source`);
-      positions[i] = expectOffset(part['position'], `parts[${i}].position`);
+  writeInBackground(parts: readonly WritePart[], end?: WriteEnd): BackgroundWrite {
+    const { syncAfter, releaseLock, startWriteback } = expectObject(end, 'end');
+    const release = expectBoolean(releaseLock ?? false, 'end.releaseLock');
+    try {
+      const file = this.active('pwrite');
+      expectArray(parts, 'parts');
+      const sources: Uint8Array[] = new Array(parts.length);
+      const positions: FileOffset[] = new Array(parts.length);
+      const syncBefore: boolean[] = new Array(parts.length);
+      for (let i = 0; i < parts.length; i++) {
+        const part = expectObject(parts[i], `parts[${i}]`);
+        sources[i] = expectUint8Array(part['source'], `parts[${i}].source`);
+        positions[i] = expectOffset(part['position'], `parts[${i}].position`);
+        syncBefore[i] = expectBoolean(part['syncBefore'] ?? false, `parts[${i}].syncBefore`);
+      }
+      const after = expectBoolean(syncAfter ?? false, 'end.syncAfter');
+      const writeback = expectBoolean(startWriteback ?? false, 'end.startWriteback');
+      return file.writeInBackground(sources, positions, syncBefore, {
+        startWriteback: writeback,
+        syncAfter: after,
+        releaseLock: release,
+      });
+    } catch (error) {
+      if (release && this.backendFile !== null) this.backendFile.lock('unlock', false);
+      throw error;
     }
-    return file.writeInBackground(sources, positions);
   }
 
   /**

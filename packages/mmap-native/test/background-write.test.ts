@@ -124,6 +124,65 @@ describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) =
     file.close();
   });
 
+  it("commits in one task: syncs before parts and after, then releases the caller's lock", () => {
+    const path = join(dir, 'commit.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    const other = openMappedFile(path, { mode: 'r+', backend });
+    file.write(pattern(MiB, 6), 0);
+    file.lock('exclusive');
+    const record = pattern(4096, 7);
+    const pointer = pattern(64, 8);
+    const write = file.writeInBackground(
+      [
+        { source: record, position: MiB, syncBefore: true },
+        { source: pointer, position: 0, syncBefore: true },
+      ],
+      { syncAfter: true, releaseLock: true },
+    );
+    write.wait();
+    // The task released the lock: another descriptor of the file takes it at once.
+    expect(other.tryLock('exclusive')).toBe(true);
+    other.unlock();
+    const onDisk = readFileSync(path);
+    expect(same(onDisk.subarray(MiB, MiB + 4096), record)).toBe(true);
+    expect(same(onDisk.subarray(0, 64), pointer)).toBe(true);
+    other.close();
+    file.close();
+  });
+
+  it('starts the write-back when asked (advice: the bytes are the same), and checks the flag', () => {
+    const path = join(dir, 'writeback.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    const bytes = pattern(2 * MiB + 5, 10);
+    file.writeInBackground([{ source: bytes, position: 4096 }], { startWriteback: true }).wait();
+    expect(same(file.read(4096, bytes.length), bytes)).toBe(true);
+    const flag = { startWriteback: 1 } as never;
+    expect(codeOf(() => file.writeInBackground([], flag))).toBe('ERR_INVALID_ARG_TYPE');
+    file.close();
+  });
+
+  it('releases the lock after a failed commit too, and when the call itself throws', () => {
+    const path = join(dir, 'failed-commit.bin');
+    openMappedFile(path, { mode: 'w+', backend }).close();
+    const reader = openMappedFile(path, { mode: 'r', backend });
+    const other = openMappedFile(path, { mode: 'r+', backend });
+    reader.lock('exclusive');
+    const write = reader.writeInBackground([{ source: pattern(100, 9), position: 0 }], {
+      releaseLock: true,
+    });
+    expect(errorOf(() => write.wait())?.code).toBe('EBADF');
+    expect(other.tryLock('exclusive')).toBe(true);
+    other.unlock();
+    reader.lock('exclusive');
+    const bad = [{ source: pattern(4, 1), position: 0, syncBefore: 'yes' }];
+    expect(codeOf(() => reader.writeInBackground(bad as never, { releaseLock: true }))).toBe(
+      'ERR_INVALID_ARG_TYPE',
+    );
+    expect(other.tryLock('exclusive')).toBe(true);
+    other.close();
+    reader.close();
+  });
+
   it('refuses wrong arguments and a closed file at once', () => {
     const file = openMappedFile(join(dir, 'args.bin'), { mode: 'w+', backend });
     const bytes = new Uint8Array(4);

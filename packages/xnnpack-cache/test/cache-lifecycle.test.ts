@@ -417,6 +417,7 @@ describe('misc', () => {
       misses: 0,
       seedRejects: 0,
       layoutRejects: 0,
+      ambiguousRejects: 0,
       entries: 1,
       unnamedEntries: 1,
       packedBytes: 110,

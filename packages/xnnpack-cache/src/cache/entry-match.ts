@@ -5,12 +5,15 @@ export const MISS = 1;
 export const STALE_SEED = 2;
 /** Name, seed and fingerprint found, but another layout or size. */
 export const STALE_LAYOUT = 3;
-export const HIT = 4;
+/** Name, seed and size found, but no stored layout, and another shape has that seed and size. */
+export const AMBIGUOUS = 4;
+export const HIT = 5;
 export type Found =
   | typeof UNNAMED
   | typeof MISS
   | typeof STALE_SEED
   | typeof STALE_LAYOUT
+  | typeof AMBIGUOUS
   | typeof HIT;
 
 /**

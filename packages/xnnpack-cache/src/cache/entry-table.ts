@@ -1,6 +1,6 @@
 import { layoutsEqual, type PackingLayout } from '../packing/packing-layout.js';
 import type { LoadedEntryColumns, PackedRegion, StoredEntry } from '../storage/packed-storage.js';
-import { type Found, HIT, STALE_LAYOUT, STALE_SEED } from './entry-match.js';
+import { AMBIGUOUS, type Found, HIT, STALE_LAYOUT, STALE_SEED } from './entry-match.js';
 import type { PackedDataMeta } from './packed-data-meta.js';
 import type { PackedShapeKey } from './provider.js';
 
@@ -260,9 +260,10 @@ export class EntryTable {
   /**
    * Whether the entry of `row` serves the key. A hit needs the same seed and fingerprint
    * (0 stored = unknown, as in v2 files, which have none), the same layout when both sides
-   * have one (v2 entries have none: seed and size decide), and dataSize equal to the key's
-   * packedSize. Anything else is a miss, never a read past an entry: XNNPACK's seed XORs
-   * shape numbers, so [96, 32] and [112, 48] share one.
+   * have one (v2 entries have none: seed and size decide, unless another shape of the
+   * key's has both too: AMBIGUOUS), and dataSize equal to the key's packedSize. Anything
+   * else is a miss, never a read past an entry: XNNPACK's seed XORs shape numbers, so
+   * [96, 32] and [112, 48] share one.
    */
   match(row: number, key: PackedShapeKey): Found {
     const fingerprint = this.#fingerprint[row] as number;
@@ -271,9 +272,8 @@ export class EntryTable {
     }
     if (key.packedSize !== undefined && this.#dataSize[row] !== key.packedSize) return STALE_LAYOUT;
     const layout = this.#layout[row];
-    if (key.layout !== undefined && layout !== undefined && !layoutsEqual(layout, key.layout)) {
-      return STALE_LAYOUT;
-    }
+    if (layout === undefined) return key.ambiguousWithoutLayout === true ? AMBIGUOUS : HIT;
+    if (key.layout !== undefined && !layoutsEqual(layout, key.layout)) return STALE_LAYOUT;
     return HIT;
   }
 

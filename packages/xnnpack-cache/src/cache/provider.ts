@@ -25,6 +25,11 @@ export interface PackedShapeKey {
   readonly layout?: PackingLayout;
   /** Bytes the operator will read (what it inserts on a miss); a hit needs dataSize equal. */
   readonly packedSize?: number;
+  /**
+   * Another shape gives the same seed and packed size: a stored entry without a layout
+   * (a v2 file's) may be that shape's packing, so it is a miss, never a hit.
+   */
+  readonly ambiguousWithoutLayout?: boolean;
 }
 
 export interface LookUpKey extends PackedShapeKey {

@@ -17,6 +17,11 @@ export interface WeightsCacheStats extends StorageStats {
    * key's (e.g. two shapes whose XOR seeds collide): counted in misses too.
    */
   readonly layoutRejects: number;
+  /**
+   * Name, seed and size matched an entry that stores no layout (a v2 file's) while another
+   * shape of the key's weight count has that seed and size too: counted in misses too.
+   */
+  readonly ambiguousRejects: number;
   /** Named entries. */
   readonly entries: number;
   /** Live packed buffers without a name (never persisted). */
@@ -31,6 +36,7 @@ export interface LookUpCounters {
   readonly misses: number;
   readonly seedRejects: number;
   readonly layoutRejects: number;
+  readonly ambiguousRejects: number;
   readonly entries: number;
 }
 

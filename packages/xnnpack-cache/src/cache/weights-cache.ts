@@ -23,9 +23,11 @@ import {
   type PackedStorage,
   type StoredEntry,
 } from '../storage/packed-storage.js';
+import { emitCacheWarning } from '../storage/warnings.js';
 import { storageFor, type XNNWeightsCacheOptions } from './cache-options.js';
 import { CpuTilings } from './cpu-tilings.js';
 import {
+  AMBIGUOUS,
   EntryNames,
   type Found,
   HIT,
@@ -85,6 +87,7 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
   #misses = 0;
   #seedRejects = 0;
   #layoutRejects = 0;
+  #ambiguousRejects = 0;
 
   constructor(options: XNNWeightsCacheOptions = {}) {
     if (options === null || typeof options !== 'object') {
@@ -154,6 +157,12 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
     if (found === HIT) return this.#useHit(this.#foundRow);
     if (found === STALE_SEED) this.#seedRejects++;
     else if (found === STALE_LAYOUT) this.#layoutRejects++;
+    else if (found === AMBIGUOUS && this.#ambiguousRejects++ === 0) {
+      emitCacheWarning(
+        'MEMLAYER_CACHE_AMBIGUOUS_ENTRY',
+        `Entry ${this.#foundName} stores no layout (a v2 file) and another shape has its seed and size: it is packed again rather than trusted`,
+      );
+    }
     this.#misses++;
     return NOT_FOUND;
   }
@@ -417,6 +426,7 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
         misses: this.#misses,
         seedRejects: this.#seedRejects,
         layoutRejects: this.#layoutRejects,
+        ambiguousRejects: this.#ambiguousRejects,
         entries: this.#entries.size,
       },
       this.#slots.totals(),

@@ -121,6 +121,7 @@ export function createWithWeights(
     fingerprint: shapeKey.fingerprint,
     layout: shapeKey.layout,
     packedSize: shapeKey.packedSize,
+    ambiguousWithoutLayout: shapeKey.ambiguousWithoutLayout,
     kernel,
     bias: biasSource,
   };

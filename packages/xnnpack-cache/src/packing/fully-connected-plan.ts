@@ -4,6 +4,7 @@ import { PACK_F32_GEMM_GOI_W_FINGERPRINT } from './fingerprint.js';
 import { type GemmGoiLayout, type GemmPadding, gemmGoiLayout } from './gemm-goi.js';
 import type { PackingLayout } from './packing-layout.js';
 import { fullyConnectedSeedOf } from './seed.js';
+import { seedAndSizeShared } from './seed-ambiguity.js';
 
 /** Everything a fully-connected operator derives from its shape, tiling and operator type. */
 export interface FullyConnectedPlan {
@@ -75,6 +76,16 @@ export function fullyConnectedPlan(
     fingerprint: PACK_F32_GEMM_GOI_W_FINGERPRINT,
     layout,
     packedSize: alignedSize,
+    ambiguousWithoutLayout: seedAndSizeShared(
+      nc,
+      kc,
+      nr,
+      kr,
+      sr,
+      extraBytes,
+      operatorType,
+      alignedSize,
+    ),
   });
   const plan: FullyConnectedPlan = { gemm, alignedSize, layout, seed, shapeKey };
   if (planCount >= MAX_PLANS) {

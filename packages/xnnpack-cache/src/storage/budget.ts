@@ -7,12 +7,16 @@ import { emitCacheWarning } from './warnings.js';
 
 /** Room kept for the next trailer when checking a reservation against the budget. */
 const TRAILER_ALLOWANCE = 16 << 10;
+/** Room for growth to leave per entry past 64 entries: a v3 entry is 64 bytes plus its name. */
+const TRAILER_BYTES_PER_ENTRY = 256;
 
 /**
  * The disk budget (`maxFileBytes`) and the close-time compaction. A reservation that would
- * take the live bytes past the budget goes to the heap ('over-budget'); at close, when the
- * file is over budget (orphans included) or its orphans pass `autoCompactThreshold`, it is
- * compacted, evicting least recently used entries until the live bytes fit.
+ * take the live bytes past the budget goes to the heap ('over-budget'), and so does one
+ * the file cannot grow for: growth never takes the file past the budget less room for the
+ * next trailer. At close, when the budget turned a reservation away (orphans may fill the
+ * file) or the orphans pass `autoCompactThreshold`, the file is compacted, evicting least
+ * recently used entries until the live bytes fit.
  */
 export class BudgetKeeper {
   readonly #options: ResolvedFileStorageOptions;
@@ -21,6 +25,8 @@ export class BudgetKeeper {
   #evictedEntries = 0;
   #evictedBytes = 0;
   #warned = false;
+  /** The budget sent a reservation to the heap. */
+  #refused = false;
 
   readonly #pageSize: number;
 
@@ -37,14 +43,30 @@ export class BudgetKeeper {
     for (const entry of committed?.entries ?? [])
       live += alignUp(Math.max(entry.dataSize, 1), this.#pageSize);
     const fits = live + unsavedBytes + length <= max;
-    if (!fits && !this.#warned) {
-      this.#warned = true;
-      emitCacheWarning(
-        'MEMLAYER_CACHE_OVER_BUDGET',
-        `Cache file ${this.#options.path} is at its budget of ${max} bytes; new entries stay on the heap`,
-      );
-    }
+    if (!fits) this.refused();
     return fits;
+  }
+
+  /**
+   * The largest size growth may give the file: the budget less room for a trailer of the
+   * committed entries and `newEntries` more (no limit without a budget).
+   */
+  growthEnd(committed: CommittedIndex | null, newEntries: number): number {
+    const max = this.#options.maxFileBytes;
+    if (max === null) return Number.POSITIVE_INFINITY;
+    const entries = (committed?.entries.length ?? 0) + newEntries + 1;
+    return max - Math.max(TRAILER_ALLOWANCE, entries * TRAILER_BYTES_PER_ENTRY);
+  }
+
+  /** A reservation went to the heap for the budget (warned once). */
+  refused(): void {
+    this.#refused = true;
+    if (this.#warned) return;
+    this.#warned = true;
+    emitCacheWarning(
+      'MEMLAYER_CACHE_OVER_BUDGET',
+      `Cache file ${this.#options.path} is at its budget of ${this.#options.maxFileBytes} bytes; new entries stay on the heap`,
+    );
   }
 
   /**
@@ -69,7 +91,7 @@ export class BudgetKeeper {
   /** After the file is closed: compact when over budget or past the orphan threshold. */
   afterClose(fileBytes: number, orphanRatio: number): void {
     const { maxFileBytes, autoCompactThreshold, path, backend } = this.#options;
-    const overBudget = maxFileBytes !== null && fileBytes > maxFileBytes;
+    const overBudget = maxFileBytes !== null && (fileBytes > maxFileBytes || this.#refused);
     const orphaned = autoCompactThreshold !== undefined && orphanRatio > autoCompactThreshold;
     if (!overBudget && !orphaned) return;
     try {

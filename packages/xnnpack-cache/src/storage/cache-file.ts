@@ -1,6 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import {
   type BackendChoice,
+  type BackgroundWrite,
   type FileStat,
   type LockKind,
   type MappedFile,
@@ -21,7 +22,7 @@ export interface CacheFileOptions {
 /**
  * One open cache file: one descriptor, mmap-native's MappedFile, opened without blocking
  * with the symlink policy applied and checked to be a regular file. It serves maps, growth,
- * flock with a bounded wait, reads, appends, fstat, fdatasync (also on the thread pool) and
+ * flock with a bounded wait (or handed over to a thread-pool task), reads, appends, fstat, fdatasync and
  * the ftruncate that cuts this process's own unused chunk tail. `isReplaced()` tells when
  * compaction or a rebuild renamed another file over the path, so a writer moves to the new
  * file instead of appending to an unlinked one.
@@ -33,6 +34,8 @@ export class CacheFile {
   readonly #dev: number;
   readonly #followSymlinks: boolean;
   #closed = false;
+  /** A thread-pool task that holds this file's lock and releases it when it is over. */
+  #lockHolder: BackgroundWrite | null = null;
 
   private constructor(path: string, mapped: MappedFile, stat: FileStat, followSymlinks: boolean) {
     this.path = path;
@@ -112,23 +115,44 @@ export class CacheFile {
     this.mapped.datasync();
   }
 
-  /** fdatasync on libuv's thread pool: the JavaScript thread keeps running. */
-  datasyncInBackground(): Promise<void> {
-    return this.mapped.datasyncAsync();
+  /**
+   * Runs `fn` under an flock of `kind`, held never beyond `fn` unless `fn` hands it over to
+   * a background task (`handOver(task)`: the task releases it, see mmap-native's
+   * writeInBackground). The wait for the lock is bounded by `timeoutMs`: ExecuTorch holds
+   * LOCK_SH on a loaded cache for its whole life, so an unbounded LOCK_EX could block this
+   * thread for as long as that process runs. Throws StorageFallback 'lock-busy' when the
+   * lock stays busy.
+   */
+  withLock<T>(
+    kind: LockKind,
+    timeoutMs: number,
+    fn: (handOver: (task: BackgroundWrite) => void) => T,
+  ): T {
+    this.#awaitLockHolder();
+    this.#acquire(kind, timeoutMs);
+    let handedOver = false;
+    try {
+      return fn((task) => {
+        this.#lockHolder = task;
+        handedOver = true;
+      });
+    } finally {
+      if (!handedOver) this.mapped.unlock();
+    }
   }
 
   /**
-   * Runs `fn` under an flock of `kind`, held never beyond `fn`. The wait for the lock is
-   * bounded by `timeoutMs`: ExecuTorch holds LOCK_SH on a loaded cache for its whole life,
-   * so an unbounded LOCK_EX could block this thread for as long as that process runs.
-   * Throws StorageFallback 'lock-busy' when the lock stays busy.
+   * Waits for a task that holds this file's lock. flock belongs to the open file, so a lock
+   * taken through this descriptor now would not exclude the task but share its lock.
    */
-  withLock<T>(kind: LockKind, timeoutMs: number, fn: () => T): T {
-    this.#acquire(kind, timeoutMs);
+  #awaitLockHolder(): void {
+    const holder = this.#lockHolder;
+    if (holder === null) return;
+    this.#lockHolder = null;
     try {
-      return fn();
-    } finally {
-      this.mapped.unlock();
+      holder.wait();
+    } catch {
+      // The task's owner reports its failure; the lock is released either way.
     }
   }
 

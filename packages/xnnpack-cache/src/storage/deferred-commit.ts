@@ -1,11 +1,15 @@
 /**
  * The durable commit of a file storage (data sync, trailer, commit slot) runs off the
- * critical path: in the background after finalize, at flush()/close(), or at the latest
- * in a process 'exit' handler, which may only do synchronous work.
+ * critical path: on the thread pool from finalize, at flush()/close(), or at the latest
+ * in a process 'exit' handler, which may only do synchronous work (and must wait for a
+ * commit still on the thread pool: exit ends those threads too).
  */
 export interface DeferredCommitter {
-  /** Commits whatever is pending, synchronously; never throws (it warns instead). */
-  commitPendingNow(final?: boolean): void;
+  /**
+   * Waits for a commit running in the background and commits whatever is still pending,
+   * synchronously; never throws (it warns instead).
+   */
+  commitPendingNow(): void;
 }
 
 const pending = new Set<DeferredCommitter>();

@@ -28,6 +28,8 @@ export type FileVerdict =
       readonly index: CommittedIndex | null;
       /** Defects ExecuTorch's loader accepts too; appending is then refused. */
       readonly tolerated: readonly XpwcIssue[];
+      /** A newer commit whose trailer is damaged: the one before it is used. */
+      readonly damagedCommit?: XpwcFormatError;
     }
   /** Ours but unusable (identity, damaged header), or v1: replace by rename in `format`. */
   | { readonly kind: 'rebuild'; readonly format: CacheFormat; readonly error: XpwcFormatError }
@@ -63,11 +65,13 @@ export function judgeCacheFile(
       lenient: true,
     });
     const tolerated = trailer.version === 2 ? (trailer.tolerated ?? []) : [];
+    const damaged = commit?.skipped[0]?.error;
     return {
       kind: 'use',
       format: trailer.version,
       index: toIndex(trailer, commit?.slot.generation ?? 0),
       tolerated,
+      ...(damaged === undefined ? {} : { damagedCommit: damaged }),
     };
   } catch (error) {
     if (!isXpwcFormatError(error)) throw error;
@@ -82,10 +86,14 @@ function judgeUnreadable(file: CacheFile, size: number, error: XpwcFormatError):
       ? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(at, true)
       : -1;
   if (u32(head, 0) === MAGIC && u32(head, 4) === 3) {
-    if (error.code === 'ERR_XPWC_NO_COMMIT') {
+    // No commit yet (writers still appending, or both slots lost): appended to as it is.
+    // But a slot that committed a trailer now damaged is a file this package cannot
+    // read back: rebuilt, and the damage named (the cause is the first commit skipped).
+    const damaged = isXpwcFormatError(error.cause) ? error.cause : null;
+    if (error.code === 'ERR_XPWC_NO_COMMIT' && damaged === null) {
       return { kind: 'use', format: 3, index: null, tolerated: [] };
     }
-    return { kind: 'rebuild', format: 3, error };
+    return { kind: 'rebuild', format: 3, error: damaged ?? error };
   }
   // A header torn while this package created the file: no one else wrote those zeros.
   if (size <= V3_HEADER_SIZE && head.every((byte) => byte === 0)) {
@@ -144,6 +152,13 @@ export function applyFilePolicy(file: CacheFile, settings: PolicySettings): Poli
       if (verdict.format === 3) writeAll(fd, encodeHeader({ pageSize: settings.pageSize }), 0);
     });
     return { kind: 'rebuilt', format: verdict.format, because: verdict.error.code };
+  }
+  if (verdict.damagedCommit !== undefined) {
+    emitCacheWarning(
+      'MEMLAYER_CACHE_DAMAGED_COMMIT',
+      `Cache file ${file.path}: the trailer of its newest commit is damaged (${verdict.damagedCommit.code}); the commit before it is used`,
+      verdict.damagedCommit,
+    );
   }
   // A footer-only file with 0 entries is what ExecuTorch writes for an empty cache:
   // appending a full index to it is what ExecuTorch itself would do. Any other defect

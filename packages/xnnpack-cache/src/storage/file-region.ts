@@ -67,6 +67,11 @@ export class FileRegions {
     else this.#carved.delete(region);
   }
 
+  /** Regions carved for new packs and not released (committed or not). */
+  get carvedCount(): number {
+    return this.#carved.size;
+  }
+
   /** Page-rounded bytes of carved regions not yet committed (loaded ones always are). */
   unsavedBytes(): number {
     let bytes = 0;

@@ -1,8 +1,8 @@
 import { alignUp } from '@memlayer/cache-format';
-import type { LockKind } from '@memlayer/mmap-native';
+import type { BackgroundWrite, LockKind } from '@memlayer/mmap-native';
 import { removeDeadTemps } from './atomic-replace.js';
 import { CacheFile } from './cache-file.js';
-import { reasonOf } from './fallback.js';
+import { reasonOf, StorageFallback } from './fallback.js';
 import { applyFilePolicy } from './file-policy.js';
 import type { ResolvedFileStorageOptions } from './file-storage-options.js';
 import {
@@ -58,13 +58,21 @@ export class CacheFileSession {
     return this.#format;
   }
 
-  /** Runs `fn` under the file lock, first moving to a replacement file if there is one. */
-  locked<T>(kind: LockKind, fn: (file: CacheFile) => T): T {
+  /**
+   * Runs `fn` under the file lock (waiting at most `timeoutMs`, by default the options'),
+   * first moving to a replacement file if there is one. `fn` may hand the lock over to a
+   * background task (CacheFile.withLock).
+   */
+  locked<T>(
+    kind: LockKind,
+    fn: (file: CacheFile, handOver: (task: BackgroundWrite) => void) => T,
+    timeoutMs = this.#options.lockTimeoutMs,
+  ): T {
     for (let attempt = 0; attempt < REPLACED_FILE_RETRIES; attempt++) {
       const file = this.current();
-      const result = file.withLock(kind, this.#options.lockTimeoutMs, () => {
+      const result = file.withLock(kind, timeoutMs, (handOver) => {
         if (file.isReplaced() || !this.#ready(file)) return null;
-        return { value: fn(file) };
+        return { value: fn(file, handOver) };
       });
       if (result !== null) return result.value;
       if (this.#file === file) this.#retire(file);
@@ -90,16 +98,30 @@ export class CacheFileSession {
   /**
    * Appends `bytes` (at least `minimum`) fresh page-aligned bytes at the end of the file
    * under the exclusive lock; real blocks, so a full disk fails here and not as a SIGBUS.
+   * The file never grows past `maxEnd` (the disk budget): fewer bytes when `minimum` still
+   * fits, else StorageFallback 'over-budget'. Checked under the lock against the file's
+   * real size, so processes sharing the file keep to the budget together.
    */
-  grow(bytes: number, minimum: number, tail: UnusedTail | null = null): Grown {
+  grow(
+    bytes: number,
+    minimum: number,
+    tail: UnusedTail | null = null,
+    maxEnd = Number.POSITIVE_INFINITY,
+  ): Grown {
     return this.locked('exclusive', (file) => {
       const size = file.size();
       const end = Math.max(size, dataStartOf(this.#format));
       // Our own unused tail at the end of the file is reused rather than left as orphans.
       const reuse = tail !== null && tail.file === file && tail.end === size;
       const fileOffset = alignUp(reuse ? tail.from : end, this.#pageSize);
+      const room = maxEnd - fileOffset;
+      if (room < minimum) {
+        throw new StorageFallback('over-budget', `${file.path} is at its disk budget`);
+      }
       // mmap-native's heap backend writes a whole mapping back on sync: no spare tail there.
-      const wanted = file.mapped.backend === 'posix' ? bytes : minimum;
+      const spare = file.mapped.backend === 'posix' ? bytes : minimum;
+      const budgeted = Number.isFinite(room) ? room - (room % this.#pageSize) : spare;
+      const wanted = Math.max(minimum, Math.min(spare, budgeted));
       try {
         file.mapped.grow(fileOffset + wanted);
         return { file, fileOffset, size: wanted };

@@ -1,4 +1,4 @@
-// The PackedStorage of a cache file in one class (about 450 lines): each public method is
+// The PackedStorage of a cache file in one class (about 600 lines): each public method is
 // one step of the storage protocol the cache drives (open, reserve, seal, sync, persist,
 // flush, close), and they share one session. The jobs behind the steps live beside it:
 // session and policy, entry loader, load windows, region allocator, index writer, deferred
@@ -20,7 +20,7 @@ import {
 } from './file-storage-options.js';
 import { HeapStorage } from './heap-storage.js';
 import { type CacheFormat, dataStartOf } from './index-io.js';
-import { IndexWriter } from './index-writer.js';
+import { IndexWriter, type Saved, type SaveMode } from './index-writer.js';
 import { type CacheMemoryStats, mappingsMemoryStats } from './memory-stats.js';
 import type {
   FallbackReason,
@@ -37,6 +37,15 @@ import { emitCacheWarning } from './warnings.js';
 import { BATCH_BYTES, WriteBatches } from './write-batches.js';
 
 export type { CommitMode, FileStorageOptions, VerifyMode } from './file-storage-options.js';
+
+/**
+ * Longest wait for the file lock when finalize starts the commit: long enough for another
+ * process's growth step (well under a millisecond), never for its whole commit. A lock
+ * still busy after it leaves the commit to later turns of the event loop.
+ */
+const FINALIZE_LOCK_WAIT_MS = 5;
+/** Pause between later attempts at a commit whose lock was busy. */
+const COMMIT_RETRY_MS = 20;
 
 export interface FileStorageInfo {
   readonly path: string;
@@ -87,6 +96,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   #unsaved = false;
   /** Entries handed to persist() and not yet committed. */
   #pending: readonly StoredEntry[] | null = null;
+  /** The commit running on the thread pool; it holds the file lock until it is over. */
+  #committing: { readonly task: BackgroundWrite; readonly generationBefore: number } | null = null;
   #backgroundScheduled = false;
   /** sync() was just called: the next persist() is finalize's. */
   #finalizing = false;
@@ -114,16 +125,18 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   }
 
   info(): FileStorageInfo {
+    this.#settleCommit(false);
+    const committing = this.#committing;
     return {
       path: this.path,
       format: this.#session.file === null ? null : this.#session.format,
-      generation: this.#session.committed?.generation ?? 0,
+      generation: committing?.generationBefore ?? this.#session.committed?.generation ?? 0,
       fallenBack: this.#offReason !== null,
       fallbackReason: this.#offReason,
       loadedEntries: this.#loadedEntries,
       droppedEntries: this.#droppedEntries,
       rebuiltBecause: this.#session.rebuiltBecause,
-      pendingCommit: this.#pending !== null,
+      pendingCommit: this.#pending !== null || committing !== null,
     };
   }
 
@@ -137,6 +150,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       // The PR #20245 gate: with entries in memory (or load windows), only re-open for
       // append; loading again would map the same file twice.
       if (context.hasEntries || this.#windows.length > 0) return NO_LOADED_ENTRIES;
+      this.#settleCommit(true);
       // Re-read the index: other processes may have committed since this file was opened.
       this.#session.committed = null;
       const loaded = this.#session.locked('shared', (file) => this.#load(file));
@@ -162,6 +176,10 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
       return this.#reserveInFile(n, length);
     } catch (error) {
       const reason = reasonOf(error, 'io');
+      if (reason === 'over-budget') {
+        this.#budget.refused();
+        return this.#onHeap(reason, n, options);
+      }
       this.#fallBack(reason, `reserve ${n} bytes in the cache file`, error);
       return this.#onHeap(reason, n, options);
     }
@@ -240,7 +258,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   /**
    * Finalize calls sync() then persist(). Deferred mode does nothing here (the data is
-   * written back right before its commit) and marks the persist() that follows as the
+   * written back by the commit itself) and marks the persist() that follows as the
    * finalize one; a persist() alone is an explicit save and commits at once.
    */
   sync(): void {
@@ -275,37 +293,98 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     if (now) return this.#commitOrThrow(entries);
     this.#pending = [...entries];
     commitAtExit(this);
-    this.#scheduleBackgroundCommit();
+    // The commit starts now and completes on the thread pool: no turn of the event loop is
+    // needed, so a process stopped by a default signal soon after finalize keeps it.
+    const lockWait = Math.min(FINALIZE_LOCK_WAIT_MS, this.#options.lockTimeoutMs);
+    if (!this.#commitInBackground(lockWait)) this.#scheduleBackgroundCommit(0);
     // Every file-backed entry will be in the commit: the cache may keep them as loaded.
     return entries.filter((entry) => this.#regions.has(entry.region)).map((entry) => entry.name);
   }
 
-  /** Commits what persist() deferred, now. Throws ERR_CACHE_SAVE_FAILED when it cannot. */
+  /**
+   * Commits what persist() deferred, now, and waits for a commit running in the background.
+   * Throws ERR_CACHE_SAVE_FAILED when either fails.
+   */
   flush(): void {
+    const failure = this.#settleCommit(true);
+    if (failure !== undefined) throw this.#saveFailed(failure);
     const pending = this.#pending;
     if (pending === null) return;
     this.#commitOrThrow(pending);
   }
 
   /**
-   * The background, close and exit path: commit now, warn instead of throwing. A busy lock
-   * in the background leaves the commit pending for close or exit; at those it is dropped.
+   * The close and exit path: waits for a commit running in the background, commits what is
+   * still pending, warns instead of throwing (a busy lock drops the commit).
    */
-  commitPendingNow(final = true): void {
+  commitPendingNow(): void {
+    this.#settleCommit(true);
     const pending = this.#pending;
     if (pending === null) return;
     try {
       this.#commit(pending);
     } catch (error) {
-      if (!final && reasonOf(error, 'io') === 'lock-busy') return;
-      forget(this);
-      this.#pending = null;
-      emitCacheWarning(
-        'MEMLAYER_CACHE_COMMIT_FAILED',
-        `Could not commit new entries of ${this.path}; the next start packs them again`,
-        error,
-      );
+      this.#commitFailed(error);
     }
+  }
+
+  /**
+   * Starts the pending commit in the background, waiting at most `lockTimeoutMs` for the
+   * lock. False when the lock stayed busy (the commit stays pending).
+   */
+  #commitInBackground(lockTimeoutMs: number): boolean {
+    const pending = this.#pending;
+    if (pending === null) return true;
+    try {
+      this.#commit(pending, { kind: 'background', lockTimeoutMs });
+    } catch (error) {
+      if (reasonOf(error, 'io') === 'lock-busy') return false;
+      this.#commitFailed(error);
+    }
+    return true;
+  }
+
+  /**
+   * Takes note of the background commit once its task is over (with `wait`, waits for it).
+   * Returns its error when it failed: what reached the file is unknown, and the file's own
+   * commit slots say which commit is in force.
+   */
+  #settleCommit(wait: boolean): unknown {
+    const committing = this.#committing;
+    if (committing === null || (!wait && !committing.task.done)) return undefined;
+    this.#committing = null;
+    if (this.#pending === null) forget(this);
+    try {
+      committing.task.wait();
+      return undefined;
+    } catch (error) {
+      this.#session.committed = null;
+      this.#warnCommitFailed(error);
+      return error;
+    }
+  }
+
+  /** The pending commit cannot be made: dropped, with a warning. */
+  #commitFailed(error: unknown): void {
+    this.#pending = null;
+    if (this.#committing === null) forget(this);
+    this.#warnCommitFailed(error);
+  }
+
+  #warnCommitFailed(error: unknown): void {
+    emitCacheWarning(
+      'MEMLAYER_CACHE_COMMIT_FAILED',
+      `Could not commit new entries of ${this.path}; the next start packs them again`,
+      error,
+    );
+  }
+
+  #saveFailed(cause: unknown): WeightsCacheError {
+    return new WeightsCacheError(
+      'ERR_CACHE_SAVE_FAILED',
+      `Could not save the packed-weights index of ${this.path}`,
+      { cause },
+    );
   }
 
   close(): void {
@@ -372,7 +451,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
 
   #reserveInFile(n: number, length: number): PackedRegion {
     const carved = this.#allocator.carve(this.#session.file, length, (bytes, minimum, tail) =>
-      this.#session.grow(bytes, minimum, tail),
+      this.#session.grow(bytes, minimum, tail, this.#growthEnd()),
     );
     // Fresh file pages are zero, and so is a staging buffer handed out.
     const staged = this.#allocator.stages(carved.chunk) ? this.#stagingBuffer(n) : null;
@@ -418,38 +497,37 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     this.#staging.give(staged);
   }
 
-  #scheduleBackgroundCommit(): void {
+  /**
+   * The lock was busy at finalize: tries again on later turns of the event loop, for about
+   * `lockTimeoutMs`; after that flush(), close() or the exit hook commits.
+   */
+  #scheduleBackgroundCommit(attempt: number): void {
     if (this.#backgroundScheduled) return;
     this.#backgroundScheduled = true;
-    // Off the critical path: the data is written back on the thread pool, then the small
-    // trailer and slot writes run on a later turn of the event loop.
     const timer = setTimeout(() => {
       this.#backgroundScheduled = false;
-      const file = this.#session.file;
-      if (this.#pending === null || file === null) return;
-      file.datasyncInBackground().then(
-        () => this.commitPendingNow(false),
-        () => this.commitPendingNow(false),
-      );
-    }, 0);
+      if (this.#pending === null || this.#session.file === null) return;
+      if (this.#commitInBackground(0)) return;
+      const next = attempt + 1;
+      if (next * COMMIT_RETRY_MS < this.#options.lockTimeoutMs) {
+        this.#scheduleBackgroundCommit(next);
+      }
+    }, COMMIT_RETRY_MS);
     timer.unref();
   }
 
   #commitOrThrow(entries: readonly StoredEntry[]): readonly string[] {
     try {
-      return this.#commit(entries);
+      return this.#commit(entries).names;
     } catch (error) {
       const reason = reasonOf(error, 'io');
       if (reason !== 'lock-busy') this.#fallBack(reason, 'save the cache index', error);
-      throw new WeightsCacheError(
-        'ERR_CACHE_SAVE_FAILED',
-        `Could not save the packed-weights index of ${this.path}`,
-        { cause: error },
-      );
+      throw this.#saveFailed(error);
     }
   }
 
-  #commit(entries: readonly StoredEntry[]): readonly string[] {
+  #commit(entries: readonly StoredEntry[], mode: SaveMode = { kind: 'now' }): Saved {
+    this.#settleCommit(true);
     // An entry inserted without seal() (a caller other than the cache) is still staged:
     // its bytes must reach the file before the commit references them.
     if (this.#staged.size > 0) {
@@ -459,18 +537,30 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     }
     this.#writing.finishAll();
     const session = this.#session;
-    const durable = this.#writer.save(entries, {
-      format: session.format,
-      committed: () => session.committed,
-      currentFile: () => session.current(),
-      locked: (fn) => session.locked('exclusive', fn),
-      appendRegion: (length) => session.grow(length, length),
-    });
-    session.committed = durable.index ?? session.committed;
+    const generationBefore = session.committed?.generation ?? 0;
+    const saved = this.#writer.save(
+      entries,
+      {
+        format: session.format,
+        committed: () => session.committed,
+        currentFile: () => session.current(),
+        locked: (fn, timeoutMs) => session.locked('exclusive', fn, timeoutMs),
+        appendRegion: (length) => session.grow(length, length, null, this.#growthEnd()),
+      },
+      mode,
+    );
+    session.committed = saved.index ?? session.committed;
     this.#unsaved = false;
     this.#pending = null;
-    forget(this);
-    return durable.names;
+    // Until its task is over, the exit hook waits for it (exit ends the thread pool too).
+    if (saved.task !== null) this.#committing = { task: saved.task, generationBefore };
+    else forget(this);
+    return saved;
+  }
+
+  /** How large growth may make the file (the disk budget less room for the trailer). */
+  #growthEnd(): number {
+    return this.#budget.growthEnd(this.#session.committed, this.#regions.carvedCount);
   }
 
   /** Page-rounded bytes reserved in the file and not yet committed. */

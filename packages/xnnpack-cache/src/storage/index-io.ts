@@ -89,21 +89,27 @@ function lastOfEachName(entries: readonly XpwcEntry[]): readonly XpwcEntry[] {
   return [...entriesByName<XpwcEntry>(entries).values()];
 }
 
+/** The writes of one commit, in order, and the index they commit. */
+export interface IndexCommit {
+  /** v3: the trailer at end of file, then the commit slot; v2: the trailer only. */
+  readonly writes: readonly { readonly bytes: Uint8Array; readonly position: number }[];
+  readonly index: CommittedIndex;
+}
+
 /**
- * Commits an index of `entries` (call under the file lock, data already durable):
- * v3: trailer appended at end of file + fdatasync, then the commit slot + fdatasync
- * (cache-format's writer protocol). v2: trailer appended + fdatasync, nothing more: the
- * footer at end of file is the only pointer ExecuTorch knows.
+ * Encodes an index of `entries` (call under the file lock): the trailer appended at end of
+ * file and, in v3, the commit slot that points at it (cache-format's writer protocol).
+ * v2 has the trailer only: the footer at end of file is the only pointer ExecuTorch knows.
+ * Null when there is nothing to write (an empty v2 index is not a valid file).
  */
-export function commitIndex(
+export function planIndexCommit(
   file: CacheFile,
   format: CacheFormat,
   entries: readonly XpwcEntryV3[],
   identity: string,
-): CommittedIndex | null {
+): IndexCommit | null {
   const indexStart = file.size();
   if (format === 2) {
-    // An empty v2 index is not a valid file (ExecuTorch rejects it): write nothing.
     if (entries.length === 0) return null;
     const v2: XpwcEntryV2[] = entries.map(({ name, fileOffset, dataSize, seed }) => ({
       name,
@@ -112,16 +118,14 @@ export function commitIndex(
       seed,
     }));
     const bytes = encodeTrailer(v2, { version: 2, indexStart });
-    file.write(bytes, indexStart);
-    file.datasync();
-    return toIndex(decodeTrailer(bytes, indexStart + bytes.byteLength), 0);
+    const index = toIndex(decodeTrailer(bytes, indexStart + bytes.byteLength), 0);
+    return { writes: [{ bytes, position: indexStart }], index };
   }
-  const size = indexStart;
   const read = (offset: number, length: number) => file.read(offset, length);
   const header = decodeHeader(file.read(0, V3_HEADER_READ_SIZE));
   let loaded: Parameters<typeof planCommit>[1] = null;
   try {
-    loaded = readCommittedTrailer(read, size);
+    loaded = readCommittedTrailer(read, indexStart);
   } catch (error) {
     if (!isXpwcFormatError(error) || error.code !== 'ERR_XPWC_NO_COMMIT') throw error;
   }
@@ -133,14 +137,15 @@ export function commitIndex(
     prevTrailerEnd: plan.prevTrailerEnd,
     prevGeneration: plan.prevGeneration,
   });
-  file.write(bytes, indexStart);
-  file.datasync();
-  file.write(
-    encodeCommitSlot(commitSlotForTrailer(bytes), plan.slotIndex),
-    COMMIT_SLOT_OFFSETS[plan.slotIndex],
-  );
-  file.datasync();
-  return toIndex(decodeTrailer(bytes, indexStart + bytes.byteLength), plan.generation);
+  const slot = encodeCommitSlot(commitSlotForTrailer(bytes), plan.slotIndex);
+  const index = toIndex(decodeTrailer(bytes, indexStart + bytes.byteLength), plan.generation);
+  return {
+    writes: [
+      { bytes, position: indexStart },
+      { bytes: slot, position: COMMIT_SLOT_OFFSETS[plan.slotIndex] as number },
+    ],
+    index,
+  };
 }
 
 /** Newest committed index of `file` (under the lock), or null when there is none. */

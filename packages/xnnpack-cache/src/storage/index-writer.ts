@@ -1,7 +1,14 @@
 import { alignUp, crc32cOf, type XpwcEntryV3 } from '@memlayer/cache-format';
+import type { BackgroundWrite } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
 import { type FileRegions, indexEntryOf, sameData, withChecks } from './file-region.js';
-import { type CacheFormat, type CommittedIndex, commitIndex, readNewestIndex } from './index-io.js';
+import {
+  type CacheFormat,
+  type CommittedIndex,
+  type IndexCommit,
+  planIndexCommit,
+  readNewestIndex,
+} from './index-io.js';
 import type { StoredEntry } from './packed-storage.js';
 import type { RegionAllocator } from './region-allocator.js';
 
@@ -18,8 +25,14 @@ export interface SaveContext {
   readonly format: CacheFormat;
   committed(): CommittedIndex | null;
   currentFile(): CacheFile;
-  /** Runs `fn` under the exclusive lock of the current (possibly replaced) file. */
-  locked<T>(fn: (file: CacheFile) => T): T;
+  /**
+   * Runs `fn` under the exclusive lock of the current (possibly replaced) file, waiting at
+   * most `timeoutMs` (default: the storage's); `fn` may hand the lock over to a task.
+   */
+  locked<T>(
+    fn: (file: CacheFile, handOver: (task: BackgroundWrite) => void) => T,
+    timeoutMs?: number,
+  ): T;
   appendRegion(length: number): { file: CacheFile; fileOffset: number };
 }
 
@@ -28,7 +41,22 @@ export interface Saved {
   readonly names: readonly string[];
   /** The index now committed, or null when there was nothing to commit. */
   readonly index: CommittedIndex | null;
+  /**
+   * The thread-pool task that makes the commit durable (a save in the background), or null:
+   * the commit is durable already. Until it is over it holds the file lock.
+   */
+  readonly task: BackgroundWrite | null;
 }
+
+/**
+ * 'now': every write and sync done before save() returns. 'background': save() returns
+ * once the index is encoded under the lock; one thread-pool task then syncs the data,
+ * writes the trailer, syncs, writes the slot, syncs and releases the lock, with no
+ * JavaScript callback (a process stopped while its thread is busy still commits).
+ */
+export type SaveMode =
+  | { readonly kind: 'now' }
+  | { readonly kind: 'background'; readonly lockTimeoutMs: number };
 
 interface Placed {
   readonly stored: StoredEntry;
@@ -54,23 +82,30 @@ export class IndexWriter {
    * pages too (one page cache); elsewhere, and on mmap-native's heap backend, each chunk
    * is msync'ed.
    */
-  syncData(): void {
+  syncData(datasync = true): void {
     const files = new Set<CacheFile>();
     for (const chunk of this.#parts.allocator.chunks()) {
       if (process.platform === 'linux' && chunk.mapping.backend === 'posix') files.add(chunk.file);
       else chunk.mapping.sync();
     }
-    for (const file of files) file.datasync();
+    if (datasync) for (const file of files) file.datasync();
   }
 
-  save(entries: readonly StoredEntry[], context: SaveContext): Saved {
-    this.syncData();
+  save(
+    entries: readonly StoredEntry[],
+    context: SaveContext,
+    mode: SaveMode = { kind: 'now' },
+  ): Saved {
+    const background = mode.kind === 'background';
+    // In the background, the task's first fdatasync writes the current file's data back.
+    this.syncData(!background);
     // Regions in a file that was since replaced (compaction by another process) are
     // copied into the current file first, unless its index already holds the same bytes.
     const placed = this.#placeInCurrentFile(entries, context);
     const current = context.currentFile();
-    current.datasync();
-    const saved = context.locked((file): Saved | null => {
+    if (!background) current.datasync();
+    const timeoutMs = background ? mode.lockTimeoutMs : undefined;
+    const saved = context.locked((file, handOver): Saved | null => {
       if (file !== current) return null; // replaced meanwhile: try again from the top
       // Merge with what other processes committed since we last looked.
       const newest = readNewestIndex(file, this.#parts.identity);
@@ -84,17 +119,25 @@ export class IndexWriter {
         ours.push(entry.name);
       }
       this.#parts.allocator.trimTail(file);
-      const index = commitIndex(file, context.format, [...byName.values()], this.#parts.identity);
-      if (index === null) return { names: [], index: null };
+      const commit = planIndexCommit(
+        file,
+        context.format,
+        [...byName.values()],
+        this.#parts.identity,
+      );
+      if (commit === null) return { names: [], index: null, task: null };
+      const task = background ? startCommit(file, commit) : null;
+      if (task === null) writeCommit(file, commit);
+      else handOver(task);
       const written = new Set(ours);
       for (const { stored } of placed) {
         if (!written.has(stored.name)) continue;
         const region = this.#parts.regions.get(stored.region);
         if (region !== undefined) region.committed = true;
       }
-      return { names: ours, index };
-    });
-    return saved ?? this.save(entries, context);
+      return { names: ours, index: commit.index, task };
+    }, timeoutMs);
+    return saved ?? this.save(entries, context, mode);
   }
 
   #placeInCurrentFile(entries: readonly StoredEntry[], context: SaveContext): Placed[] {
@@ -128,4 +171,22 @@ export class IndexWriter {
     file.write(bytes, fileOffset);
     return fileOffset;
   }
+}
+
+/** Each write followed by an fdatasync: the slot never reaches the disk before its trailer. */
+function writeCommit(file: CacheFile, commit: IndexCommit): void {
+  for (const { bytes, position } of commit.writes) {
+    file.write(bytes, position);
+    file.datasync();
+  }
+}
+
+/** The same on the thread pool, after the data's fdatasync; the task releases the lock. */
+function startCommit(file: CacheFile, commit: IndexCommit): BackgroundWrite {
+  const parts = commit.writes.map(({ bytes, position }) => ({
+    source: bytes,
+    position,
+    syncBefore: true,
+  }));
+  return file.mapped.writeInBackground(parts, { syncAfter: true, releaseLock: true });
 }

@@ -51,8 +51,8 @@ const MAX_CHUNK_BYTES = NO_GC_WINDOW_BYTES;
 
 /**
  * Batched file growth: instead of one lock, stat, posix_fallocate and mapping per packed
- * entry, the file grows by a chunk (8 MiB, doubling to 32 MiB) and entries are carved
- * from its one mapping. Fresh pages read as zero, so regions are handed out `zeroed`.
+ * entry, the file grows by a chunk (8 MiB, doubling to 32 MiB; less when the disk budget
+ * leaves less room) and entries are carved from its one mapping. Fresh pages read as zero, so regions are handed out `zeroed`.
  * The unused tail of the newest chunk is cut off at commit when no one grew the file after it.
  */
 export class RegionAllocator {

@@ -95,7 +95,8 @@ export class WriteBatches {
   #start(batch: Batch): void {
     this.#open = null;
     try {
-      batch.write = batch.file.writeInBackground(batch.parts);
+      // The commit's fdatasync then waits for little more than the last batch.
+      batch.write = batch.file.writeInBackground(batch.parts, { startWriteback: true });
     } catch (error) {
       batch.write = failed(error);
     }

@@ -17,6 +17,7 @@ import type {
   FileStat,
   LockKind,
   OpenMode,
+  WriteEnd,
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
 import type { FileOffset } from '../../validate.js';
@@ -261,15 +262,21 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   writeInBackground(
     sources: readonly Uint8Array[],
     positions: readonly FileOffset[],
+    syncBefore: readonly boolean[],
+    end: Required<WriteEnd>,
   ): BackgroundWrite {
     this.check('pwrite');
     try {
       for (let i = 0; i < sources.length; i++) {
+        if (syncBefore[i] === true) this.sync(true);
         this.write(sources[i] as Uint8Array, positions[i] as FileOffset);
       }
+      if (end.syncAfter) this.sync(true);
       return WRITTEN;
     } catch (error) {
       return failedWrite(error);
+    } finally {
+      if (end.releaseLock) this.lock('unlock', false);
     }
   }
 

@@ -34,6 +34,10 @@ export interface NativeFile {
   writeInBackground(
     sources: readonly Uint8Array[],
     positions: readonly (number | bigint)[],
+    syncBefore: readonly boolean[],
+    syncAfter: boolean,
+    releaseLock: boolean,
+    startWriteback: boolean,
   ): NativeBackgroundWrite;
   close(): void;
 }

@@ -13,6 +13,7 @@ import type {
   OpenMode,
   Residency,
   SyncMode,
+  WriteEnd,
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
 import { checkMapBudget, explainMapFailure } from '../../map-count.js';
@@ -142,8 +143,17 @@ class PosixFile implements BackendFile {
   writeInBackground(
     sources: readonly Uint8Array[],
     positions: readonly FileOffset[],
+    syncBefore: readonly boolean[],
+    end: Required<WriteEnd>,
   ): BackgroundWrite {
-    return this.native.writeInBackground(sources, positions);
+    return this.native.writeInBackground(
+      sources,
+      positions,
+      syncBefore,
+      end.syncAfter,
+      end.releaseLock,
+      end.startWriteback,
+    );
   }
 
   close(): void {

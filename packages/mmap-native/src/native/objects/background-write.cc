@@ -10,11 +10,12 @@
 
 namespace mmap_native {
 
-void WriteOutcome::Finish(int err) {
+void WriteOutcome::Finish(int err, const char* syscall) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = true;
     err_ = err;
+    syscall_ = syscall;
   }
   finished_.notify_all();
 }
@@ -24,9 +25,10 @@ bool WriteOutcome::Done() {
   return done_;
 }
 
-int WriteOutcome::Wait() {
+int WriteOutcome::Wait(const char** syscall) {
   std::unique_lock<std::mutex> lock(mutex_);
   finished_.wait(lock, [this] { return done_; });
+  *syscall = syscall_;
   return err_;
 }
 
@@ -35,11 +37,13 @@ namespace {
 class WriteWorker : public Napi::AsyncWorker {
  public:
   WriteWorker(Napi::Env env, WriteOutcome* outcome, int fd,
-              const std::vector<Napi::ArrayBuffer>& buffers, std::vector<WritePart> parts)
+              const std::vector<Napi::ArrayBuffer>& buffers, std::vector<WritePart> parts,
+              WriteEnd end)
       : Napi::AsyncWorker(env, "mmap-native:write"),
         outcome_(outcome),
         fd_(fd),
-        parts_(std::move(parts)) {
+        parts_(std::move(parts)),
+        end_(end) {
     buffers_.reserve(buffers.size());
     for (const Napi::ArrayBuffer& buffer : buffers) buffers_.push_back(Napi::Persistent(buffer));
   }
@@ -51,13 +55,31 @@ class WriteWorker : public Napi::AsyncWorker {
  protected:
   void Execute() override {
     int err = 0;
+    const char* syscall = "pwrite";
     for (const WritePart& part : parts_) {
+      if (part.sync_before && (err = sys::SyncFile(fd_, true)) != 0) {
+        syscall = "fdatasync";
+        break;
+      }
       err = sys::WriteAt(fd_, part.data, part.length, part.position);
       if (err != 0) break;
     }
+    if (err == 0 && end_.start_writeback) {
+      for (const WritePart& part : parts_) sys::StartWriteback(fd_, part.position, part.length);
+    }
+    if (err == 0 && end_.sync_after && (err = sys::SyncFile(fd_, true)) != 0) {
+      syscall = "fdatasync";
+    }
+    if (end_.release_lock) {
+      int unlocked = sys::Lock(fd_, sys::kUnlock, false);
+      if (err == 0 && unlocked != 0) {
+        err = unlocked;
+        syscall = "flock";
+      }
+    }
     sys::Close(fd_);
     fd_ = -1;
-    outcome_->Finish(err);
+    outcome_->Finish(err, syscall);
   }
   // Nothing to call back: the outcome is read through the handle. The buffer references
   // are dropped when the worker is deleted, on the main thread, after this.
@@ -68,6 +90,7 @@ class WriteWorker : public Napi::AsyncWorker {
   std::vector<Napi::Reference<Napi::ArrayBuffer>> buffers_;
   int fd_;
   std::vector<WritePart> parts_;
+  WriteEnd end_;
 };
 
 }  // namespace
@@ -90,9 +113,11 @@ BackgroundWrite::~BackgroundWrite() {
 
 Napi::Value BackgroundWrite::Start(Napi::Env env, int fd,
                                    const std::vector<Napi::ArrayBuffer>& buffers,
-                                   std::vector<WritePart> parts, const std::string& path) {
+                                   std::vector<WritePart> parts, WriteEnd end,
+                                   const std::string& path) {
   Napi::Object handle = GetAddonData(env)->background_write_constructor.New({});
   if (env.IsExceptionPending()) {
+    if (end.release_lock) sys::Lock(fd, sys::kUnlock, false);
     sys::Close(fd);
     return env.Undefined();
   }
@@ -100,11 +125,12 @@ Napi::Value BackgroundWrite::Start(Napi::Env env, int fd,
   BackgroundWrite* self = BackgroundWrite::Unwrap(handle);
   self->outcome_ = outcome;
   self->path_ = path;
-  auto* worker = new WriteWorker(env, outcome, fd, buffers, std::move(parts));
+  auto* worker = new WriteWorker(env, outcome, fd, buffers, std::move(parts), end);
   worker->Queue();
   if (env.IsExceptionPending()) {
     // Never queued: nothing will run or finish it (deleting the worker releases its share).
-    outcome->Finish(EIO);
+    if (end.release_lock) sys::Lock(fd, sys::kUnlock, false);
+    outcome->Finish(EIO, "pwrite");
     delete worker;
     return env.Undefined();
   }
@@ -121,7 +147,8 @@ Napi::Value BackgroundWrite::Wait(const Napi::CallbackInfo& info) {
     ThrowSystemError(env, EINVAL, "pwrite", path_);  // not made by writeInBackground()
     return env.Undefined();
   }
-  if (int err = outcome_->Wait()) ThrowSystemError(env, err, "pwrite", path_);
+  const char* syscall = "pwrite";
+  if (int err = outcome_->Wait(&syscall)) ThrowSystemError(env, err, syscall, path_);
   return env.Undefined();
 }
 

@@ -344,13 +344,34 @@ Napi::Value File::WriteInBackground(const Napi::CallbackInfo& info) {
     ThrowRangeError(env, "Expected as many positions as sources");
     return env.Undefined();
   }
+  // Optional: syncBefore (booleans, one per part), syncAfter, releaseLock, startWriteback.
+  const bool has_syncs = info.Length() > 2 && !info[2].IsUndefined();
+  if (has_syncs && (!info[2].IsArray() || info[2].As<Napi::Array>().Length() != count)) {
+    ThrowRangeError(env, "Expected one syncBefore flag per source");
+    return env.Undefined();
+  }
+  WriteEnd end;
+  if (info.Length() > 3 && !ReadBool(env, info[3], "syncAfter", &end.sync_after)) {
+    return env.Undefined();
+  }
+  if (info.Length() > 4 && !ReadBool(env, info[4], "releaseLock", &end.release_lock)) {
+    return env.Undefined();
+  }
+  if (info.Length() > 5 &&
+      !ReadBool(env, info[5], "startWriteback", &end.start_writeback)) {
+    return env.Undefined();
+  }
   std::vector<Napi::ArrayBuffer> buffers;
   std::vector<WritePart> parts;
   buffers.reserve(count);
   parts.reserve(count);
   for (uint32_t i = 0; i < count; i++) {
     Napi::Value source = sources.Get(i);
-    WritePart part{nullptr, 0, 0};
+    WritePart part{nullptr, 0, 0, false};
+    if (has_syncs &&
+        !ReadBool(env, info[2].As<Napi::Array>().Get(i), "syncBefore", &part.sync_before)) {
+      return env.Undefined();
+    }
     uint8_t* data = nullptr;
     if (!ReadBytes(env, source, "source", &data, &part.length)) return env.Undefined();
     if (!ReadUint64(env, positions.Get(i), "position", &part.position)) return env.Undefined();
@@ -368,7 +389,7 @@ Napi::Value File::WriteInBackground(const Napi::CallbackInfo& info) {
     ThrowSystemError(env, err, "fcntl", path_);
     return env.Undefined();
   }
-  return BackgroundWrite::Start(env, copy, buffers, std::move(parts), path_);
+  return BackgroundWrite::Start(env, copy, buffers, std::move(parts), end, path_);
 }
 
 Napi::Value File::Close(const Napi::CallbackInfo& info) {

@@ -204,6 +204,17 @@ int SyncFile(int fd, bool data_only) {
   return result == 0 ? 0 : errno;
 }
 
+void StartWriteback(int fd, uint64_t position, size_t length) {
+#if defined(__linux__)
+  sync_file_range(fd, static_cast<off_t>(position), static_cast<off_t>(length),
+                  SYNC_FILE_RANGE_WRITE);
+#else
+  (void)fd;
+  (void)position;
+  (void)length;
+#endif
+}
+
 int Lock(int fd, int32_t kind, bool wait) {
   int operation;
   switch (kind) {

@@ -64,6 +64,10 @@ int Truncate(int fd, uint64_t new_size);
 // that must not race a close() of the first.
 int Duplicate(int fd, int* out);
 int SyncFile(int fd, bool data_only);
+// Starts writing [position, +length) back to disk without waiting for it (Linux
+// sync_file_range SYNC_FILE_RANGE_WRITE), so a later fdatasync has less left to do.
+// Advice: elsewhere, and on any error, nothing is done.
+void StartWriteback(int fd, uint64_t position, size_t length);
 int Lock(int fd, int32_t kind, bool wait);
 
 // shared: MAP_SHARED with PROT_READ|PROT_WRITE. Otherwise MAP_PRIVATE with
