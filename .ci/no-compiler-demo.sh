@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${MEMLAYER_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 bin="$work/bin"
 mkdir -p "$bin"
 cp "$(command -v node)" "$bin/node"
