@@ -41,7 +41,7 @@ function runChild(programPath: string, cachePath: string): ChildReport {
   const result = spawnSync(
     process.execPath,
     ['--conditions=memlayer-source', '--import', 'tsx', CHILD, programPath, cachePath],
-    { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+    { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 110_000 },
   );
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as ChildReport;
@@ -53,7 +53,7 @@ function runChildConcurrently(programPath: string, cachePath: string): Promise<C
     execFile(
       process.execPath,
       ['--conditions=memlayer-source', '--import', 'tsx', CHILD, programPath, cachePath],
-      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 110_000 },
       (error, stdout, stderr) =>
         error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
     );
@@ -250,7 +250,7 @@ describe('content-keyed weights through one cache file (fresh processes)', () =>
     const result = spawnSync(
       process.execPath,
       ['--conditions=memlayer-source', '--import', 'tsx', CHILD, program, cachePath],
-      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 110_000 },
     );
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).toContain('MEMLAYER_SOURCE_RECORD');

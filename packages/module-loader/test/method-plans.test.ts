@@ -297,7 +297,7 @@ describe('the plan and the record are saved once the method is runnable', () => 
     const child = spawnSync(
       process.execPath,
       ['--conditions=memlayer-source', '--import', 'tsx', LOAD_AND_EXIT, program, cachePath],
-      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 60_000 },
+      { encoding: 'utf8', cwd: join(import.meta.dirname, '..'), timeout: 110_000 },
     );
     expect(child.status, child.stderr).toBe(0);
     expect(existsSync(sourceRecordPath(cachePath))).toBe(true);
