@@ -119,7 +119,7 @@ function localBuilds(): string[] {
  */
 export function addonCandidates(): string[] {
   const prebuilt = findPlatformAddon(import.meta.url);
-  return [prebuilt ?? `${platformPackageName()} (not installed)`, ...localBuilds()];
+  return [prebuilt ?? `${platformPackageName()}/mmap_native.node (absent)`, ...localBuilds()];
 }
 
 let cached: NativeAddon | null | undefined;
