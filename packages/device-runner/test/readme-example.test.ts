@@ -17,7 +17,7 @@ test('examples/readme.mjs runs by the package name and prints what the README sa
   const result = spawnSync(
     process.execPath,
     ['--conditions=memlayer-source', '--import', 'tsx', EXAMPLE],
-    { encoding: 'utf8', timeout: 60_000 },
+    { encoding: 'utf8', timeout: 110_000 },
   );
   expect(result.status, result.stderr).toBe(0);
   expect(result.stdout).toBe(

@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { getSystemErrorName } from 'node:util';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const addon = createRequire(import.meta.url)(join(packageDir, 'build/Release/mmap_native.node'));
+const addon = createRequire(import.meta.url)(
+  join(packageDir, 'addon/build/Release/mmap_native.node'),
+);
 
 class MmapError extends Error {
   constructor(message, details) {

@@ -13,7 +13,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
   echo "valgrind: not installed, skipping the leak check (apt-get install valgrind)"
   exit 0
 fi
-if [ ! -f build/Release/mmap_native.node ]; then
+if [ ! -f addon/build/Release/mmap_native.node ]; then
   echo "valgrind: addon not built; run \`pnpm --filter @memlayer/mmap-native build:addon\`" >&2
   exit 1
 fi

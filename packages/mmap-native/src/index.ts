@@ -14,7 +14,7 @@ export type {
   WriteEnd,
   WritePart,
 } from './backend.js';
-export { addonCandidates, BUILD_COMMAND, REBUILD_COMMANDS } from './backends/posix/addon.js';
+export { addonCandidates, BUILD_COMMAND, sourceBuildCommand } from './backends/posix/addon.js';
 export {
   MMAP_ERROR_CODES,
   MmapError,

@@ -2,14 +2,8 @@
 // (posix on Linux/macOS when the addon loads and external ArrayBuffers are allowed).
 import type { Backend, BackendName } from './backend.js';
 import { createHeapBackend } from './backends/heap/index.js';
-import {
-  loadAddon,
-  prebuildLoadFailure,
-  REBUILD_COMMANDS,
-  tryLoadAddon,
-} from './backends/posix/addon.js';
+import { loadAddon, missingAddonAdvice, tryLoadAddon } from './backends/posix/addon.js';
 import { createPosixBackend } from './backends/posix/index.js';
-import { platformLabel } from './backends/posix/prebuilds.js';
 import { MmapError } from './errors.js';
 import { expectOneOf } from './validate.js';
 
@@ -61,12 +55,9 @@ let warned = false;
 function warnHeapFallback(): void {
   if (warned) return;
   warned = true;
-  const failure = prebuildLoadFailure();
   process.emitWarning(
-    `@memlayer/mmap-native: the native addon is not built and no prebuild fits ` +
-      `${platformLabel()}${failure === undefined ? '' : ` (${failure})`}, so the heap backend is used (mappings are ` +
-      `copies in memory). Build the addon with \`${REBUILD_COMMANDS.npm}\` (pnpm: ` +
-      `${REBUILD_COMMANDS.pnpm}), or choose { backend: 'heap' } / ${BACKEND_ENV}=heap to ` +
+    `@memlayer/mmap-native: ${missingAddonAdvice()}. Until then the heap backend is used ` +
+      `(mappings are copies in memory); choose { backend: 'heap' } / ${BACKEND_ENV}=heap to ` +
       'silence this.',
     { code: HEAP_FALLBACK_WARNING },
   );

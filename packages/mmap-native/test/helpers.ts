@@ -71,7 +71,8 @@ export function runChild(
     child.stderr?.on('data', (chunk) => {
       stderr += chunk;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    // Only a hung child is killed: on a loaded machine a sound one may take tens of seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 110_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -105,7 +106,10 @@ export function mapsLinesFor(mapsText: string, path: string): string[] {
   return mapsText.split('\n').filter((line) => line.endsWith(path));
 }
 
-/** A child process holding a flock on path until it gets a line on stdin (or a delay). */
+/**
+ * A child process holding a flock on path until it gets a line on stdin (or, with
+ * releaseAfterMs, that long after the line).
+ */
 export function startHolder(
   path: string,
   kind: string,

@@ -1,9 +1,12 @@
-// The loader, exercised on copies of the package: one never built, one with a broken
-// binary. The real build is never touched.
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+// The loader, exercised on copies of the package: one with nothing built, one with this
+// platform's package installed (working or broken), one with a broken source build. The
+// real build and the workspace's platform package are never touched.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
+import { platformPackageName } from '../src/backends/posix/platform-package.js';
 import { BUILD_COMMAND, HEAP_FALLBACK_WARNING } from '../src/index.js';
 import { lastJson, makeTempDir, nodeArgs, packageDir, runChild } from './helpers.js';
 
@@ -15,21 +18,53 @@ interface Probe {
   warnings?: string[];
 }
 
-function copyPackage(into: string): string {
+const built = join(packageDir, 'addon', 'build', 'Release', 'mmap_native.node');
+const PLATFORM_PACKAGE = platformPackageName();
+
+/**
+ * A copy of the package whose node_modules links the real dependencies except this
+ * platform's package, which is absent, or a folder holding `platformAddon` when given.
+ */
+function copyPackage(into: string, platformAddon?: string | Buffer): string {
   const root = join(into, 'mmap-native');
   cpSync(join(packageDir, 'src'), join(root, 'src'), {
     recursive: true,
     filter: (source) => !source.includes('/native'),
   });
   cpSync(join(packageDir, 'package.json'), join(root, 'package.json'));
-  // The copy resolves its dependencies (e.g. @memlayer/internal) as the package does.
-  symlinkSync(join(packageDir, 'node_modules'), join(root, 'node_modules'), 'dir');
+  const modules = join(root, 'node_modules');
+  mkdirSync(join(modules, '@memlayer'), { recursive: true });
+  for (const name of readdirSync(join(packageDir, 'node_modules'))) {
+    if (name === '@memlayer') continue;
+    symlinkSync(join(packageDir, 'node_modules', name), join(modules, name));
+  }
+  for (const name of readdirSync(join(packageDir, 'node_modules', '@memlayer'))) {
+    if (`@memlayer/${name}` === PLATFORM_PACKAGE) continue;
+    symlinkSync(
+      join(packageDir, 'node_modules', '@memlayer', name),
+      join(modules, '@memlayer', name),
+    );
+  }
+  if (platformAddon !== undefined) {
+    const platformDir = join(modules, PLATFORM_PACKAGE);
+    mkdirSync(platformDir, { recursive: true });
+    writeFileSync(
+      join(platformDir, 'package.json'),
+      JSON.stringify({ name: PLATFORM_PACKAGE, version: '0.0.0', main: './mmap_native.node' }),
+    );
+    writeFileSync(join(platformDir, 'mmap_native.node'), platformAddon);
+  }
   mkdirSync(join(root, 'test', 'fixtures'), { recursive: true });
   cpSync(
     join(packageDir, 'test', 'fixtures', 'loader-probe.ts'),
     join(root, 'test', 'fixtures', 'loader-probe.ts'),
   );
   return root;
+}
+
+function sourceBuild(root: string, contents: string | Buffer): void {
+  mkdirSync(join(root, 'addon', 'build', 'Release'), { recursive: true });
+  writeFileSync(join(root, 'addon', 'build', 'Release', 'mmap_native.node'), contents);
 }
 
 async function probe(root: string, choice: string, dir: string, opens = 1): Promise<Probe> {
@@ -44,6 +79,9 @@ async function probe(root: string, choice: string, dir: string, opens = 1): Prom
   return lastJson<Probe>(result);
 }
 
+const posix = { backend: 'posix', warnings: [] };
+const heapWithWarning = { backend: 'heap', warnings: [HEAP_FALLBACK_WARNING] };
+
 describe('addon loader', () => {
   const { dir, cleanup } = makeTempDir();
   afterAll(cleanup);
@@ -55,58 +93,45 @@ describe('addon loader', () => {
     expect(addon.externalBuffersAllowed()).toBe(true);
   });
 
-  it('says exactly what to run when the addon was never built', async () => {
+  it('says exactly what to run when there is no addon at all', async () => {
     const root = copyPackage(join(dir, 'unbuilt'));
     const forced = await probe(root, 'posix', dir);
     expect(forced.isMmapError).toBe(true);
     expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
-    expect(forced.message).toContain(`run \`${BUILD_COMMAND}\``);
-    expect(forced.message).toContain('`npm rebuild @memlayer/mmap-native`');
-    expect(forced.message).toContain('pnpm rebuild @memlayer/mmap-native');
+    expect(forced.message).toContain(PLATFORM_PACKAGE);
+    expect(forced.message).toContain(`\`node ${join(root, 'scripts', 'build-addon.mjs')}\``);
+    expect(forced.message).toContain(`\`${BUILD_COMMAND}\``);
     expect(BUILD_COMMAND).toBe('pnpm --filter @memlayer/mmap-native build:addon');
     expect(forced.warnings).toEqual([]);
     // Automatic selection falls back to the heap backend, which works, and says so once.
-    expect(await probe(root, 'auto', dir, 3)).toEqual({
-      backend: 'heap',
-      warnings: [HEAP_FALLBACK_WARNING],
-    });
+    expect(await probe(root, 'auto', dir, 3)).toEqual(heapWithWarning);
     // Asking for the heap backend is not a fallback: no warning.
     expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
   });
 
-  it.runIf(process.platform === 'linux')(
-    'loads a prebuild shipped in prebuilds/<platform>-<arch>, only with the right libc',
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
+    "loads this platform's package first, and counts one that does not load as missing",
     async () => {
-      const root = copyPackage(join(dir, 'prebuilt'));
-      const folder = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
-      mkdirSync(folder, { recursive: true });
-      const built = join(packageDir, 'build', 'Release', 'mmap_native.node');
-      // A musl build is not loaded on glibc (nor anything that is not a Node-API build).
-      cpSync(built, join(folder, 'node.napi.musl.node'));
-      cpSync(built, join(folder, 'node.abi115.glibc.node'));
-      expect(await probe(root, 'auto', dir)).toEqual({
-        backend: 'heap',
-        warnings: [HEAP_FALLBACK_WARNING],
-      });
-      // A prebuild that does not load (a system older than it needs) counts as missing.
-      writeFileSync(join(folder, 'node.napi.glibc.node'), 'not an ELF file');
-      expect(await probe(root, 'auto', dir)).toEqual({
-        backend: 'heap',
-        warnings: [HEAP_FALLBACK_WARNING],
-      });
-      const forced = await probe(root, 'posix', dir);
+      // Installed and loading: used, even next to a broken source build (never loaded).
+      const prebuilt = copyPackage(join(dir, 'prebuilt'), readFileSync(built));
+      sourceBuild(prebuilt, 'not an ELF file');
+      expect(await probe(prebuilt, 'auto', dir)).toEqual(posix);
+      expect(await probe(prebuilt, 'posix', dir)).toEqual(posix);
+      // Installed but not loading (a system older than it needs), nothing else: heap.
+      const broken = copyPackage(join(dir, 'broken-prebuilt'), 'not an ELF file');
+      expect(await probe(broken, 'auto', dir)).toEqual(heapWithWarning);
+      const forced = await probe(broken, 'posix', dir);
       expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
-      expect(forced.message).toContain('node.napi.glibc.node did not load');
-      cpSync(built, join(folder, 'node.napi.glibc.node'));
-      expect(await probe(root, 'auto', dir)).toEqual({ backend: 'posix', warnings: [] });
-      expect(await probe(root, 'posix', dir)).toEqual({ backend: 'posix', warnings: [] });
+      expect(forced.message).toContain('mmap_native.node did not load');
+      // ... and with a source build beside it, that one is used.
+      sourceBuild(broken, readFileSync(built));
+      expect(await probe(broken, 'auto', dir)).toEqual(posix);
     },
   );
 
-  it('rethrows other load errors instead of hiding them', async () => {
+  it('rethrows load errors of a source build instead of hiding them', async () => {
     const root = copyPackage(join(dir, 'broken'));
-    mkdirSync(join(root, 'build', 'Release'), { recursive: true });
-    writeFileSync(join(root, 'build', 'Release', 'mmap_native.node'), 'not an ELF file');
+    sourceBuild(root, 'not an ELF file');
     for (const choice of ['auto', 'posix']) {
       const result = await probe(root, choice, dir);
       expect(result.isMmapError).toBe(false);
@@ -115,4 +140,16 @@ describe('addon loader', () => {
     // The heap backend still works: it only borrows flock from the addon.
     expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
   });
+
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
+    'the addon that becomes the prebuilt one needs glibc 2.28 at most (what Node 20 needs)',
+    () => {
+      const symbols = execFileSync('objdump', ['-T', built]).toString();
+      const versions = [...symbols.matchAll(/\bGLIBC_(\d+)\.(\d+)/g)].map(
+        ([, major, minor]) => Number(major) * 1000 + Number(minor),
+      );
+      expect(versions.length).toBeGreaterThan(0);
+      expect(Math.max(...versions)).toBeLessThanOrEqual(2028);
+    },
+  );
 });

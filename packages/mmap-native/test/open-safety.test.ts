@@ -29,7 +29,7 @@ describe.each(testedBackends)('open safety (%s)', (backend: BackendName) => {
       // A blocking open(O_RDONLY) of a FIFO without a writer waits forever: the child's
       // timeout would kill it and the JSON line would be missing.
       const result = await runNodeFixture('open-path.ts', [backend, mode, fifo, sub, '/dev/null'], {
-        timeoutMs: 60_000,
+        timeoutMs: 110_000,
       });
       expect(result.signal, result.stderr).toBeNull();
       const [fromFifo, fromDir, fromDevice] = lastJson<{ path: string; code?: string }[]>(result);

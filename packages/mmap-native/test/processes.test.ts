@@ -60,6 +60,8 @@ describe.each(backends)('flock across processes (%s)', (backend) => {
     await holder.locked;
     const file = openMappedFile(path, { mode: 'r+', backend });
     expect(file.tryLock('exclusive')).toBe(false);
+    // The holder releases 300 ms after this line (written before this thread blocks).
+    holder.child.stdin.end('release\n');
     file.lock('exclusive'); // blocks this thread until the holder's timer releases it
     expect(await holder.exited).toBe(0);
     file.close();

@@ -17,7 +17,7 @@ function runChild(
     {
       encoding: 'utf8',
       cwd: join(import.meta.dirname, '..'),
-      timeout: 60_000,
+      timeout: 110_000,
     },
   );
   expect(result.status, result.stderr).toBe(0);

@@ -65,7 +65,8 @@ function safetensors(): Uint8Array {
 function childCode(programPath: string, method?: string): string {
   const args = ['--conditions=memlayer-source', '--import', 'tsx', CHILD, programPath];
   if (method !== undefined) args.push(method);
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 30_000 });
+  // 100 s: a hang, not a slow start of a loaded machine.
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 100_000 });
   expect(result.signal, `child hung and was killed; stderr: ${result.stderr}`).toBeNull();
   expect(result.status, result.stderr).toBe(0);
   return (JSON.parse(result.stdout.trim()) as { code: string }).code;

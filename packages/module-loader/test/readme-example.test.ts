@@ -16,7 +16,7 @@ test('examples/readme.mjs runs, prints the relu of the linear layer and writes t
   const result = spawnSync(
     process.execPath,
     ['--conditions=memlayer-source', '--import', 'tsx', EXAMPLE],
-    { encoding: 'utf8', timeout: 60_000 },
+    { encoding: 'utf8', timeout: 110_000 },
   );
   expect(result.status, result.stderr).toBe(0);
   expect(result.stdout).toBe('y = [ 1.5, 0 ]\ncache file written: true\n');

@@ -53,7 +53,8 @@ export function startChild(
     stderr += chunk;
   });
   const done = new Promise<ChildResult>((resolve, reject) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    // Only a hung child is killed: on a loaded machine a sound one may take tens of seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 110_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -106,8 +106,9 @@ describe('HeapStorage', () => {
     const region = storage.reserve(64 * MiB, { persistable: false });
     if (region === null) throw new Error('reserve failed');
     // Nothing writes the region: its pages become resident only through the prefault, which
-    // runs on the thread pool (bounded wait: it takes tens of milliseconds).
-    const deadline = Date.now() + 10_000;
+    // runs on the thread pool (tens of milliseconds; the bound only catches a hang, as the
+    // thread pool may wait its turn for seconds on a loaded machine).
+    const deadline = Date.now() + 100_000;
     while (resident() - before < 48 * MiB && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -10,6 +10,8 @@ import type { ChildArgs } from './fixtures/cache-child.js';
 import { buildModel, outputHashes, range } from './fixtures/model.js';
 
 const MODEL = { inputChannels: 96, outputChannels: 64 } as const;
+/** A lock wait this long is a hang, not a slow machine (vitest's own limit is 120 s). */
+const LOCK_WAIT_HANG_GUARD_MS = 100_000;
 
 function hashesByLayer(layers: readonly number[]): Record<string, string> {
   const hashes = referenceHashes({ ...MODEL, layers });
@@ -50,8 +52,16 @@ describe.each(BACKENDS)('cache file shared by processes (%s backend)', (backend)
     const signal = join(dir, 'go');
     // Overlapping layer sets, two builds (two commits) each, started together.
     const sets = [range(0, 8), range(4, 8), range(8, 8)];
+    // Each commit waits for the others' (LOCK_EX). On a loaded machine one process may hold
+    // the lock for seconds, so the wait is bounded only against a hang: the default 500 ms
+    // would make a slow machine look like a busy lock and send a process to the heap.
     const running = sets.map((layers) =>
-      child({ path, startSignal: signal, builds: [layers.slice(0, 4), layers.slice(4)] }),
+      child({
+        path,
+        startSignal: signal,
+        builds: [layers.slice(0, 4), layers.slice(4)],
+        options: { lockTimeoutMs: LOCK_WAIT_HANG_GUARD_MS },
+      }),
     );
     await Promise.all(running.map((r) => r.waitFor('ready')));
     writeFileSync(signal, '');

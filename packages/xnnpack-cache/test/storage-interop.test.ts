@@ -22,6 +22,8 @@ import { buildModel, type ModelSpec, outputHashes, range } from './fixtures/mode
 const SPEC: ModelSpec = { layers: range(0, 3), inputChannels: 32, outputChannels: 16 };
 const MORE: ModelSpec = { ...SPEC, layers: range(0, 5) };
 const storageChild = join(packageDir, 'test', 'fixtures', 'storage-child.ts');
+/** Longer than any test here; the holder is killed as soon as its test is done. */
+const HOLD_UNTIL_KILLED_MS = 300_000;
 
 describe('sharing a cache file with ExecuTorch', () => {
   const { dir, cleanup } = makeTempDir();
@@ -33,32 +35,41 @@ describe('sharing a cache file with ExecuTorch', () => {
     buildModel(first, SPEC);
     first.close();
 
-    const holder = startChild(process.execPath, [
-      ...TS_NODE_FLAGS,
-      storageChild,
-      JSON.stringify({ job: 'hold-shared-lock', path, ms: 8000 }),
-    ]);
-    await holder.waitFor('locked');
-    const before = new Uint8Array(readFileSync(path));
-    const warnings = captureWarnings();
-    resetPackingStats();
-    const storage = new FileStorage({ path, lockTimeoutMs: 200 });
-    const cache = new XNNWeightsCache({ storage });
-    const { ops } = buildModel(cache, MORE);
-    // Loading needs only a shared lock: the three committed layers are hits.
-    expect(packingStats().calls).toBe(2);
-    expect(outputHashes(ops, MORE.inputChannels)).toEqual(referenceHashes(MORE));
-    const stats = storage.stats();
-    expect(stats.fallback?.['lock-busy']?.count).toBe(2);
-    expect(stats.fallback?.['lock-busy']?.bytes).toBe(stats.heapBytes);
-    expect(storage.info().fallbackReason).toBe('lock-busy');
-    cache.close();
-    // All this happened while the other process still held its lock.
-    expect(holder.events.some((e) => e['event'] === 'done')).toBe(false);
-    expect(await warnings.stop()).toContain('MEMLAYER_CACHE_HEAP_FALLBACK');
-    expect(new Uint8Array(readFileSync(path))).toEqual(before);
-    holder.child.kill('SIGKILL');
-    await holder.done;
+    // Held until this test kills it: a fixed hold of a few seconds could end before a
+    // loaded machine got through the builds below.
+    const holder = startChild(
+      process.execPath,
+      [
+        ...TS_NODE_FLAGS,
+        storageChild,
+        JSON.stringify({ job: 'hold-shared-lock', path, ms: HOLD_UNTIL_KILLED_MS }),
+      ],
+      { timeoutMs: HOLD_UNTIL_KILLED_MS },
+    );
+    try {
+      await holder.waitFor('locked');
+      const before = new Uint8Array(readFileSync(path));
+      const warnings = captureWarnings();
+      resetPackingStats();
+      const storage = new FileStorage({ path, lockTimeoutMs: 200 });
+      const cache = new XNNWeightsCache({ storage });
+      const { ops } = buildModel(cache, MORE);
+      // Loading needs only a shared lock: the three committed layers are hits.
+      expect(packingStats().calls).toBe(2);
+      expect(outputHashes(ops, MORE.inputChannels)).toEqual(referenceHashes(MORE));
+      const stats = storage.stats();
+      expect(stats.fallback?.['lock-busy']?.count).toBe(2);
+      expect(stats.fallback?.['lock-busy']?.bytes).toBe(stats.heapBytes);
+      expect(storage.info().fallbackReason).toBe('lock-busy');
+      cache.close();
+      // All this happened while the other process still held its lock.
+      expect(holder.events.some((e) => e['event'] === 'done')).toBe(false);
+      expect(await warnings.stop()).toContain('MEMLAYER_CACHE_HEAP_FALLBACK');
+      expect(new Uint8Array(readFileSync(path))).toEqual(before);
+    } finally {
+      holder.child.kill('SIGKILL');
+      await holder.done;
+    }
   });
 
   it('serves a v2 file with a short index (ExecuTorch accepts it) and never rewrites it', async () => {

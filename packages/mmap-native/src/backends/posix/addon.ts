@@ -1,13 +1,13 @@
-// Loader of the addon: a local build (build/Release, build/Debug) first, so a source build
-// always wins, then the prebuild shipped in the package. "Found nowhere" becomes an error
-// that says what to run; every other load failure (broken binary, missing symbol) is
-// rethrown as is.
+// Loader of the addon: the prebuilt one of this platform's package first, then a source
+// build of this package (addon/build/Release, addon/build/Debug). "Found nowhere" becomes
+// an error that says what to run; a source build that fails to load (broken binary,
+// missing symbol) is rethrown as is, a prebuilt one that fails counts as missing.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MmapError } from '../../errors.js';
-import { findPrebuild, platformLabel, prebuildFolder } from './prebuilds.js';
+import { findPlatformAddon, platformLabel, platformPackageName } from './platform-package.js';
 
 /** The native File object (src/native/objects/file.cc). */
 export interface NativeFile {
@@ -80,13 +80,8 @@ export interface NativeAddon {
   prefault(buffer: ArrayBuffer): Promise<boolean>;
 }
 
-/** Rebuilds the addon inside this repository. */
+/** Builds the addon inside this repository. */
 export const BUILD_COMMAND = 'pnpm --filter @memlayer/mmap-native build:addon';
-/** Rebuilds the addon of an installed package (npm; pnpm also needs the build approved). */
-export const REBUILD_COMMANDS = {
-  npm: 'npm rebuild @memlayer/mmap-native',
-  pnpm: 'pnpm approve-builds (or allowBuilds in pnpm-workspace.yaml), then pnpm rebuild @memlayer/mmap-native',
-} as const;
 const PACKAGE_NAME = '@memlayer/mmap-native';
 
 // Works from src/ (tests, tsx) and from dist/ alike: walk up to our own package.json.
@@ -108,57 +103,63 @@ function packageRoot(): string {
 }
 
 /**
- * Where the addon is looked for, in order: local builds (Debug only exists for
- * MEMLAYER_ADDON_DEBUG=1 builds), then the prebuild folder of this platform.
+ * The command that builds the addon of this installed package from source (python3, make
+ * and a C++ compiler; offline), with the package's real path: it works for npm and pnpm
+ * layouts alike, and for a package installed as a dependency of a dependency.
  */
-export function addonCandidates(): string[] {
-  const root = packageRoot();
-  return [
-    ...['Release', 'Debug'].map((type) => join(root, 'build', type, 'mmap_native.node')),
-    findPrebuild(root) ?? prebuildFolder(root),
-  ];
+export function sourceBuildCommand(): string {
+  return `node ${join(packageRoot(), 'scripts', 'build-addon.mjs')}`;
 }
 
-function findAddon(): { path: string; prebuilt: boolean } | undefined {
-  const root = packageRoot();
-  const local = ['Release', 'Debug']
-    .map((type) => join(root, 'build', type, 'mmap_native.node'))
-    .find((candidate) => existsSync(candidate));
-  if (local !== undefined) return { path: local, prebuilt: false };
-  const prebuild = findPrebuild(root);
-  return prebuild === null ? undefined : { path: prebuild, prebuilt: true };
+function localBuilds(): string[] {
+  return ['Release', 'Debug'].map((type) =>
+    join(packageRoot(), 'addon', 'build', type, 'mmap_native.node'),
+  );
+}
+
+/**
+ * Where the addon is looked for, in order: the prebuilt addon of this platform's package,
+ * then source builds (Debug only exists for MEMLAYER_ADDON_DEBUG=1 builds).
+ */
+export function addonCandidates(): string[] {
+  const prebuilt = findPlatformAddon(import.meta.url);
+  return [prebuilt ?? `${platformPackageName()}/mmap_native.node (absent)`, ...localBuilds()];
 }
 
 let cached: NativeAddon | null | undefined;
 let prebuildFailure: string | undefined;
 
-/** Why the shipped prebuild did not load (then it counts as missing), if it did not. */
+/** Why this platform's prebuilt addon did not load (then it counts as missing), if it did not. */
 export function prebuildLoadFailure(): string | undefined {
   return prebuildFailure;
 }
 
+function loadPrebuilt(): NativeAddon | null {
+  const path = findPlatformAddon(import.meta.url);
+  if (path === null) return null;
+  try {
+    return createRequire(import.meta.url)(path) as NativeAddon;
+  } catch (error) {
+    // e.g. a system with an older glibc than the prebuilt addon needs: a source build may
+    // still work, and the heap backend does.
+    prebuildFailure = `${path} did not load: ${(error as Error).message}`;
+    return null;
+  }
+}
+
 /**
- * The addon, or null when there is neither a local build nor a prebuild that loads.
- * A local build that fails to load is thrown: it is broken and should be rebuilt. A
- * prebuild that fails to load (a system older than it needs) counts as missing.
+ * The addon, or null when neither this platform's package nor a source build has one
+ * that loads. A source build that fails to load is thrown: it is broken and should be
+ * rebuilt.
  */
 export function tryLoadAddon(): NativeAddon | null {
   if (cached !== undefined) return cached;
-  const found = findAddon();
-  if (found === undefined) {
-    cached = null;
-    return null;
+  let addon = loadPrebuilt();
+  if (addon === null) {
+    const local = localBuilds().find((candidate) => existsSync(candidate));
+    if (local !== undefined) addon = createRequire(import.meta.url)(local) as NativeAddon;
   }
-  let addon: NativeAddon;
-  try {
-    addon = createRequire(import.meta.url)(found.path) as NativeAddon;
-  } catch (error) {
-    if (!found.prebuilt) throw error;
-    prebuildFailure = `the prebuild ${found.path} did not load: ${(error as Error).message}`;
-    cached = null;
-    return null;
-  }
-  addon.configure(MmapError);
+  addon?.configure(MmapError);
   cached = addon;
   return addon;
 }
@@ -168,16 +169,23 @@ export function loadedAddon(): NativeAddon | null {
   return cached ?? null;
 }
 
+/** What the heap-fallback warning and ERR_MMAP_ADDON_NOT_BUILT say: why, and what to run. */
+export function missingAddonAdvice(): string {
+  return (
+    `no native addon for ${platformLabel()}: neither ${platformPackageName()} (its optional ` +
+    `dependency) nor a source build is there` +
+    `${prebuildFailure === undefined ? '' : ` that loads (${prebuildFailure})`}. Build it ` +
+    `from source (needs python3, make and a C++ compiler) with \`${sourceBuildCommand()}\`; ` +
+    `inside the memlayer repository \`${BUILD_COMMAND}\``
+  );
+}
+
 /** The addon, or an MmapError (code ERR_MMAP_ADDON_NOT_BUILT) that says what to run. */
 export function loadAddon(): NativeAddon {
   const addon = tryLoadAddon();
   if (addon !== null) return addon;
   throw new MmapError(
-    `The mmap-native addon is not built and no prebuild fits ${platformLabel()} ` +
-      `(looked for ${addonCandidates().join(', ')}` +
-      `${prebuildFailure === undefined ? '' : `; ${prebuildFailure}`}). Build it (needs python3, make and a C++ ` +
-      `compiler) with \`${REBUILD_COMMANDS.npm}\`, with pnpm: ${REBUILD_COMMANDS.pnpm}; ` +
-      `inside the memlayer repository run \`${BUILD_COMMAND}\`. ` +
+    `${missingAddonAdvice()}. Looked for ${addonCandidates().join(', ')}. ` +
       "Or use the heap backend: { backend: 'heap' } or MEMLAYER_MMAP_BACKEND=heap.",
     { code: 'ERR_MMAP_ADDON_NOT_BUILT' },
   );

@@ -2,21 +2,21 @@
   "targets": [
     {
       "target_name": "mmap_native",
-      "sources": ["src/native/addon.cc", "src/native/util/errors.cc", "src/native/util/args.cc"],
+      "sources": ["../src/native/addon.cc", "../src/native/util/errors.cc", "../src/native/util/args.cc"],
       "conditions": [
         [
           "OS!='win'",
           {
             "sources": [
-              "src/native/posix/platform.cc",
-              "src/native/posix/sys.cc",
-              "src/native/posix/prefault.cc",
-              "src/native/objects/file.cc",
-              "src/native/objects/background-write.cc",
-              "src/native/objects/mapping.cc"
+              "../src/native/posix/platform.cc",
+              "../src/native/posix/sys.cc",
+              "../src/native/posix/prefault.cc",
+              "../src/native/objects/file.cc",
+              "../src/native/objects/background-write.cc",
+              "../src/native/objects/mapping.cc"
             ]
           },
-          { "sources": ["src/native/windows/platform.cc"] }
+          { "sources": ["../src/native/windows/platform.cc"] }
         ]
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
