@@ -1,4 +1,4 @@
-import { offsetVector } from './flatbuffer-vectors.js';
+import { namedDataVector, offsetVector } from './flatbuffer-vectors.js';
 import { newFlatbufferBuilder } from './flatbuffers-runtime.js';
 
 // Slot numbers are the field indices of extension/flat_tensor/serialize/flat_tensor.fbs.
@@ -28,17 +28,7 @@ export function encodeFlatTensorFlatbuffer(tables: FlatTensorTables): Uint8Array
       return builder.endObject();
     }),
   );
-  const namedData = offsetVector(
-    builder,
-    tables.namedData.map((entry) => {
-      // flat_tensor.fbs: NamedData fields key, segment_index, tensor_layout.
-      const key = builder.createString(entry.key);
-      builder.startObject(3);
-      builder.addFieldOffset(0, key, 0);
-      builder.addFieldInt32(1, entry.segmentIndex, 0);
-      return builder.endObject();
-    }),
-  );
+  const namedData = namedDataVector(builder, tables.namedData, 3);
   builder.startObject(3);
   builder.addFieldInt32(0, FLAT_TENSOR_VERSION, 0);
   builder.addFieldOffset(1, segments, 0);

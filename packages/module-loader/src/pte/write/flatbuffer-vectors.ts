@@ -33,3 +33,24 @@ export function byteVector(builder: FlatbufferBuilder, bytes: Uint8Array, alignm
   builder.prep(alignment, bytes.length);
   return builder.createByteVector(bytes);
 }
+
+/**
+ * A vector of NamedData tables {key, segment_index}: schema/program.fbs declares two fields,
+ * extension/flat_tensor/serialize/flat_tensor.fbs three (tensor_layout, left null here).
+ */
+export function namedDataVector(
+  builder: FlatbufferBuilder,
+  entries: readonly { key: string; segmentIndex: number }[],
+  fields: 2 | 3,
+): Offset {
+  return offsetVector(
+    builder,
+    entries.map((entry) => {
+      const key = builder.createString(entry.key);
+      builder.startObject(fields);
+      builder.addFieldOffset(0, key, 0);
+      builder.addFieldInt32(1, entry.segmentIndex, 0);
+      return builder.endObject();
+    }),
+  );
+}

@@ -23,3 +23,20 @@ export function insertFlatbufferHeader(
   out.set(flatbuffer.subarray(8), 8 + paddedLength);
   return out;
 }
+
+/**
+ * A whole file: the flatbuffer with `header` inserted, then the segment data from
+ * `segmentBaseOffset` on (the space between is zero padding).
+ */
+export function fileWithSegments(
+  flatbuffer: Uint8Array,
+  header: Uint8Array,
+  paddedLength: number,
+  segmentBaseOffset: number,
+  data: Uint8Array,
+): Uint8Array {
+  const out = new Uint8Array(segmentBaseOffset + data.length);
+  out.set(insertFlatbufferHeader(flatbuffer, header, paddedLength), 0);
+  out.set(data, segmentBaseOffset);
+  return out;
+}

@@ -1,6 +1,12 @@
 import { invalidArgument } from '../../errors.js';
 import { i32, i64, u32, u64, uintUpTo } from './field-values.js';
-import { byteVector, int64Vector, offsetVector, uint32Vector } from './flatbuffer-vectors.js';
+import {
+  byteVector,
+  int64Vector,
+  namedDataVector,
+  offsetVector,
+  uint32Vector,
+} from './flatbuffer-vectors.js';
 import { type FlatbufferBuilder, newFlatbufferBuilder } from './flatbuffers-runtime.js';
 import type {
   DelegateDescription,
@@ -84,17 +90,7 @@ export function encodeProgramFlatbuffer(tables: ProgramTables): Uint8Array {
   const constantSegment = builder.endObject();
   let namedData = 0;
   if (tables.namedData !== null) {
-    namedData = offsetVector(
-      builder,
-      tables.namedData.map((entry) => {
-        // schema/program.fbs: NamedData fields key, segment_index.
-        const key = builder.createString(entry.key);
-        builder.startObject(2);
-        builder.addFieldOffset(0, key, 0);
-        builder.addFieldInt32(1, entry.segmentIndex, 0);
-        return builder.endObject();
-      }),
-    );
+    namedData = namedDataVector(builder, tables.namedData, 2);
   }
   builder.startObject(8);
   builder.addFieldInt32(0, u32(tables.version, 'version'), 0);

@@ -4,7 +4,7 @@ import {
   FLAT_TENSOR_FLATBUFFER_ALIGNMENT,
   FLAT_TENSOR_HEADER_LENGTH,
 } from './flat-tensor-header.js';
-import { insertFlatbufferHeader } from './inserted-header.js';
+import { fileWithSegments } from './inserted-header.js';
 import { collectNamedData } from './named-data-buffers.js';
 import { alignUp } from './padding.js';
 import type { NamedDataEntry } from './pte-description.js';
@@ -31,8 +31,5 @@ export function encodePtd(entries: readonly NamedDataEntry[]): Uint8Array {
     segmentBaseOffset,
     segmentDataSize: layout.data.length,
   });
-  const out = new Uint8Array(segmentBaseOffset + layout.data.length);
-  out.set(insertFlatbufferHeader(flatbuffer, header, paddedHeaderLength), 0);
-  out.set(layout.data, segmentBaseOffset);
-  return out;
+  return fileWithSegments(flatbuffer, header, paddedHeaderLength, segmentBaseOffset, layout.data);
 }

@@ -5,7 +5,7 @@ import {
   encodeExtendedHeader,
   PROGRAM_MAX_ALIGNMENT,
 } from './extended-header.js';
-import { insertFlatbufferHeader } from './inserted-header.js';
+import { fileWithSegments } from './inserted-header.js';
 import { collectNamedData } from './named-data-buffers.js';
 import { alignUp } from './padding.js';
 import {
@@ -81,8 +81,5 @@ export function encodePte(program: PteDescription): Uint8Array {
     segmentBaseOffset,
     segmentDataSize: layout.data.length,
   });
-  const out = new Uint8Array(segmentBaseOffset + layout.data.length);
-  out.set(insertFlatbufferHeader(flatbuffer, header, paddedHeaderLength), 0);
-  out.set(layout.data, segmentBaseOffset);
-  return out;
+  return fileWithSegments(flatbuffer, header, paddedHeaderLength, segmentBaseOffset, layout.data);
 }
