@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     coldPte: number[];
     warmPte: number[];
     crossed: number[];
+    heap: number[];
   } | null = null;
   let hits = '';
   for (let round = 0; round < rounds; round++) {
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
     const warmPte = start(pte, pteCache, ptd);
     // The .pte warm start from the cache the JSON program filled: same keys, same entries.
     const crossed = start(pte, jsonCache, ptd);
+    // Heap-only: no cache file, every layer packed on the heap.
+    const heap = start(pte, '', ptd);
     rows['cold JSON'].push(coldJson.ms);
     rows['cold .pte'].push(coldPte.ms);
     rows['warm JSON'].push(warmJson.ms);
@@ -134,6 +137,7 @@ async function main(): Promise<void> {
       coldPte: coldPte.output,
       warmPte: warmPte.output,
       crossed: crossed.output,
+      heap: heap.output,
     };
     hits = `warm .pte hits ${warmPte.cacheHits}/${layers}; .pte on the JSON program's cache hits ${crossed.cacheHits}/${layers}`;
   }
@@ -159,7 +163,7 @@ async function main(): Promise<void> {
     a.every((v, i) => Object.is(v, b[i]));
   console.log(hits);
   console.log(
-    `outputs bit-identical: cold JSON = cold .pte ${same(outputs?.coldJson, outputs?.coldPte)}, = warm .pte ${same(outputs?.coldJson, outputs?.warmPte)}, = .pte on the JSON cache ${same(outputs?.coldJson, outputs?.crossed)}`,
+    `outputs bit-identical: cold JSON = cold .pte ${same(outputs?.coldJson, outputs?.coldPte)}, = warm .pte ${same(outputs?.coldJson, outputs?.warmPte)}, = .pte on the JSON cache ${same(outputs?.coldJson, outputs?.crossed)}, = heap-only .pte ${same(outputs?.coldJson, outputs?.heap)}`,
   );
 }
 
