@@ -21,7 +21,8 @@ const WEIGHTS = randomFloats(24 * 32, 7);
 /** One build of layers named `w<i>` over the same bytes, each [nc, kc], no bias. */
 function build(path: string, nc: number, kc: number, layers = 1) {
   const storage = new FileStorage({ path, format: 2 });
-  const cache = new XNNWeightsCache({ storage });
+  // One tiling for every shape (no CPU's nr2 choice), so that both shapes share the seed.
+  const cache = new XNNWeightsCache({ storage, cpuFeatures: null });
   const names = Array.from({ length: layers }, (_, i) => `w${i}`);
   cache.initializeForRuntime(
     new InMemoryNamedDataMap(names.map((name) => tensorView(name, [nc, kc], WEIGHTS))),
