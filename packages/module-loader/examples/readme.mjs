@@ -7,7 +7,6 @@ import {
   encodeSafetensors,
   LoadBackendOptionsMap,
   Module,
-  savePendingMemoFiles,
 } from '@memlayer/module-loader';
 
 // A tiny program: y = relu(x W^T + b), W is [2, 4], written into a temp folder.
@@ -51,5 +50,4 @@ const [y] = module.execute('forward', [{ shape: [1, 4], data: Float32Array.of(1,
 console.log('y =', Array.from(y.data)); // y = [ 1.5, 0 ]
 module.dispose(); // drops cache references and device buffers, unmaps the weights
 console.log('cache file written:', existsSync(join(dir, 'model.xpwc'))); // true
-savePendingMemoFiles(); // the files that spare the next start work, saved before the folder goes
 rmSync(dir, { recursive: true, force: true });
