@@ -21,7 +21,9 @@ const WEIGHTS = randomFloats(24 * 32, 7);
 /** One build of layers named `w<i>` over the same bytes, each [nc, kc], no bias. */
 function build(path: string, nc: number, kc: number, layers = 1) {
   const storage = new FileStorage({ path, format: 2 });
-  const cache = new XNNWeightsCache({ storage });
+  // nr8kr1sr1 on any CPU: the shapes below share a packed size under that tiling (an
+  // AVX-512 CPU's default nr16 would pad them apart).
+  const cache = new XNNWeightsCache({ storage, cpuFeatures: null });
   const names = Array.from({ length: layers }, (_, i) => `w${i}`);
   cache.initializeForRuntime(
     new InMemoryNamedDataMap(names.map((name) => tensorView(name, [nc, kc], WEIGHTS))),
