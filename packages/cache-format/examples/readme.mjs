@@ -63,6 +63,8 @@ fs.closeSync(fd);
 // Read it back: any readable version; v3 through its commit slots.
 const file = fs.readFileSync(path);
 const loaded = readTrailer(file, file.length, { expectedIdentity: identity });
+// A file may be v2 (no checksums, layouts or generation): narrow on the version.
+if (loaded.trailer.version !== 3) throw new Error(`expected v3, read v${loaded.trailer.version}`);
 for (const e of loaded.trailer.entries) {
   verifyEntryData(e, file.subarray(e.fileOffset, e.fileOffset + e.dataSize)); // throws ERR_XPWC_CHECKSUM
   console.log(

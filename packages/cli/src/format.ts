@@ -21,18 +21,25 @@ export function formatMs(ms: number): string {
 /**
  * Renders rows as an aligned text table; numeric-looking cells are right-aligned. When the
  * table is wider than `columns`, each row becomes a block of "header: value" lines instead
- * (the first cell as the block's title), which reads at any width.
+ * (the first cell as the block's title), which reads at any width. With `packed`, a block's
+ * "header: value" pairs share lines as far as the width allows and blocks are not spaced
+ * apart: long lists (a cache's entries) stay a few lines per row.
  */
 export function renderTable(
   headers: string[],
   rows: string[][],
   columns: number = Number.POSITIVE_INFINITY,
+  { packed = false }: { packed?: boolean } = {},
 ): string {
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
   const tableWidth = widths.reduce((sum, width) => sum + width, 0) + 2 * (widths.length - 1);
-  if (tableWidth > columns) return renderRecords(headers, rows, columns);
+  if (tableWidth > columns) {
+    return packed
+      ? renderPackedRecords(headers, rows, columns)
+      : renderRecords(headers, rows, columns);
+  }
   const numeric = headers.map(
     (_, column) =>
       rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+( \w+)?x?$|^0x/.test(row[column] ?? '')),
@@ -63,6 +70,29 @@ function renderRecords(headers: string[], rows: string[][], columns: number): st
       return [...wrap(title, columns, 2), ...lines].join('\n');
     })
     .join('\n\n');
+}
+
+/** The narrow form with `packed`: a title line, then "header: value" pairs filling lines. */
+function renderPackedRecords(headers: string[], rows: string[][], columns: number): string {
+  return rows
+    .map((row) => {
+      const [title = '', ...cells] = row;
+      const lines = [...wrap(title, columns, 2)];
+      let line = '';
+      for (const [index, cell] of cells.entries()) {
+        if (cell === '') continue;
+        const pair = `${headers[index + 1] ?? ''}: ${cell}`;
+        if (line !== '' && 2 + line.length + 2 + pair.length <= columns) {
+          line = `${line}  ${pair}`;
+          continue;
+        }
+        if (line !== '') lines.push(...wrap(line, columns - 2, 4).map((l) => `  ${l}`));
+        line = pair;
+      }
+      if (line !== '') lines.push(...wrap(line, columns - 2, 4).map((l) => `  ${l}`));
+      return lines.join('\n');
+    })
+    .join('\n');
 }
 
 /**

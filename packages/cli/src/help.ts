@@ -56,17 +56,29 @@ function describe(head: string, text: string, columns: number | undefined): stri
   );
 }
 
-/** Levenshtein distance: insertions, deletions and substitutions each cost 1. */
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment): an insertion, a
+ * deletion, a substitution or two neighbouring letters swapped each cost 1, so `--jsno`
+ * is one edit from `--json`, as a typing slip is.
+ */
 export function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(
-        Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution),
+      let distance = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        substitution,
       );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        distance = Math.min(distance, (before[j - 2] as number) + 1);
+      }
+      current.push(distance);
     }
+    before = previous;
     previous = current;
   }
   return previous[b.length] as number;

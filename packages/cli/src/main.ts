@@ -53,7 +53,10 @@ export async function main(argv: string[], ioInput: CliIoInput = {}): Promise<nu
   try {
     return await command.run({ ...parse(command, rest), ...contextOf(io, temp) });
   } catch (error) {
-    stderr(`${describeFailure(command, error, debug, colorEnabled(io.stderr, io.env))}\n`);
+    const color = colorEnabled(io.stderr, io.env);
+    stderr(
+      `${io.signal.aborted ? describeInterruption(command, io.signal.reason, color) : describeFailure(command, error, debug, color)}\n`,
+    );
     return error instanceof CliError ? error.exitCode : 1;
   } finally {
     temp.dispose();
@@ -118,6 +121,12 @@ function parse(command: Command, args: string[]) {
       hint: `run \`memlayer help ${command.name}\` for its options`,
     });
   }
+}
+
+/** One line for a command stopped by Ctrl-C or SIGTERM: what happened, not a stack to ask for. */
+function describeInterruption(command: Command, reason: unknown, color: boolean): string {
+  const why = reason instanceof Error ? reason.message : 'interrupted';
+  return `${style('stopped', 'yellow', color)} memlayer ${command.name}: ${why}; its temporary files are removed`;
 }
 
 function describeFailure(command: Command, error: unknown, debug: boolean, color: boolean): string {

@@ -73,15 +73,21 @@ describe('did you mean', () => {
     const result = await memlayer(['inspect', v3Path, '--jsn']);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('unknown option "--jsn"; did you mean --json?');
+    const swapped = await memlayer(['inspect', v3Path, '--jsno']);
+    expect(swapped.status).toBe(2);
+    expect(swapped.stderr).toContain('unknown option "--jsno"; did you mean --json?');
   });
 
-  test('edit distance counts insertions, deletions and substitutions', () => {
+  test('edit distance counts insertions, deletions, substitutions and swapped neighbours', () => {
     expect(editDistance('inspect', 'inspect')).toBe(0);
-    expect(editDistance('inpsect', 'inspect')).toBe(2);
+    expect(editDistance('inpsect', 'inspect')).toBe(1);
+    expect(editDistance('jsno', 'json')).toBe(1);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
     expect(editDistance('stat', 'stats')).toBe(1);
     expect(editDistance('', 'run')).toBe(3);
     expect(closest('comapct', ['compact', 'demo'])).toBe('compact');
     expect(closest('ben', ['bench', 'demo'])).toBe('bench');
+    expect(closest('jsno', ['json', 'out'])).toBe('json');
     expect(closest('xyz', ['bench', 'demo'])).toBeUndefined();
   });
 });
@@ -171,6 +177,29 @@ describe('tables fit the terminal', () => {
     expect(result.status).toBe(0);
     for (const line of result.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(50);
     expect(result.stdout).toContain('  offset: 8192');
+  });
+
+  test('a table too wide for the terminal packs its "header: value" pairs: 3 lines per entry at 80 columns', () => {
+    const wide = [
+      'layer0.weightlayer0.bias',
+      '8192',
+      '5000',
+      '0x00001000',
+      '0x0000abcd',
+      '0x7a4ab48d',
+      'op 63 2048x2048 nr16 kr1 sr1',
+    ];
+    const text = renderTable(
+      ['name', 'offset', 'size', 'seed', 'fingerprint', 'crc32c', 'layout'],
+      [wide, wide],
+      80,
+      { packed: true },
+    );
+    expect(text.split('\n')).toHaveLength(6);
+    expect(text).toContain(
+      'layer0.weightlayer0.bias\n  offset: 8192  size: 5000  seed: 0x00001000',
+    );
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 });
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { renderDemoTable } from '../src/commands/demo.js';
+import { demoVerdict, renderDemoTable } from '../src/commands/demo.js';
 import { writeDemoModel } from '../src/demo/model.js';
 import { memlayer, tempDir, v3File } from './helpers.js';
 
@@ -188,12 +188,46 @@ describe('memlayer demo', () => {
     expect(figures.ascend.afterBytes).toBe(figures.ascend.baselineBytes);
     expect(figures.ascend.bytesUploadedPerRegistration).toBe(figures.ascend.callableBytes);
     expect(figures.ascend.distinct.refcountedAfter).toBe(0);
-    // The table people read: aligned when wide, "key: value" blocks within 80 columns.
-    expect(renderDemoTable(figures, 200)).toMatch(
-      /^figure +cold \| before +warm \| after +notes +measured by$/m,
+    // The report people read: aligned when wide, "key: value" blocks within 80 columns,
+    // ending with the verdict.
+    const wide = renderDemoTable(figures, 200);
+    expect(wide).toMatch(/^ +cold start \(packs\) +warm start \(maps\) +heap-only start$/m);
+    expect(wide).toMatch(
+      /^verdict: warm start [\d.]+x (faster|slower) than the cold start that packed/m,
     );
-    const narrow = renderDemoTable(figures, 80);
-    expect(narrow).toContain('packing calls\n  cold | before: ');
-    for (const line of narrow.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const at80 = renderDemoTable(figures, 80);
+    expect(at80).toMatch(/^ +cold start \(packs\) +warm start \(maps\) +heap-only start$/m);
+    for (const line of at80.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const narrow = renderDemoTable(figures, 50);
+    expect(narrow).toContain('layers packed\n  cold start (packs): ');
+    for (const line of narrow.split('\n')) expect(line.length).toBeLessThanOrEqual(50);
+  });
+});
+
+describe('the demo verdict', () => {
+  const figures = (warmMs: number, heapMs: number) => ({
+    model: { layers: 8, features: 512, weightBytes: 8 << 20 },
+    cold: { initMs: 60, packs: 8, cacheHits: 0, dirtyBytes: 0, cleanBytes: 8 << 20 },
+    warm: { initMs: warmMs, packs: 0, cacheHits: 8, dirtyBytes: 1 << 20, cleanBytes: 8 << 20 },
+    heap: { initMs: heapMs, packs: 8, heapBytes: 8 << 20 },
+    warmOverCold: warmMs / 60,
+    outputsIdentical: true,
+    memoryMeasured: true,
+    cacheFile: { bytesAfterCold: 9 << 20, liveBytes: 8 << 20, orphanBytes: 0, version: 3 },
+    reload: { cycles: 10, packs: 0, minBytes: 9 << 20, maxBytes: 9 << 20, stable: true },
+    ascend: {} as never,
+  });
+
+  test('names the speed-up and the memory four processes would share', () => {
+    expect(demoVerdict(figures(20, 40))).toEqual([
+      'verdict: warm start 3.0x faster than the cold start that packed; 4 processes would share one copy: 2.7x less memory (12.00 MiB vs 32.00 MiB)',
+    ]);
+  });
+
+  test('says why when a heap-only start beats the warm start', () => {
+    const [, why] = demoVerdict(figures(36, 30));
+    expect(why).toContain(
+      'at this size (8.00 MiB) mapping the cache file and reading its index cost more than packing',
+    );
   });
 });

@@ -48,7 +48,7 @@ describe('memlayer as a process', () => {
     const started = new Promise<void>((resolve) => {
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString('utf8');
-        if (stderr.includes('cold run')) resolve();
+        if (stderr.includes('cold start')) resolve();
       });
     });
     const closed = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>(
@@ -61,5 +61,9 @@ describe('memlayer as a process', () => {
     const outcome = await closed;
     expect(outcome.signal, stderr).toBe('SIGINT');
     expect(demoDirs()).toEqual([]);
+    expect(stderr).toContain(
+      'memlayer demo: interrupted by SIGINT; its temporary files are removed',
+    );
+    expect(stderr).not.toContain('--debug');
   });
 });

@@ -1,2 +1,11 @@
-/** This package's version (kept equal to package.json by a test); part of the default cache identity. */
-export const PACKAGE_VERSION = '0.1.0';
+import { readFileSync } from 'node:fs';
+
+/**
+ * This package's version, read from its package.json (src/ and dist/ sit beside it), so a
+ * release that bumps the manifest changes it too; part of the default cache identity.
+ */
+export const PACKAGE_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;

@@ -158,6 +158,7 @@ export const inspectCommand: Command = {
           ...(withLayout ? [describeLayout(entry.layout)] : []),
         ]),
         context.columns,
+        { packed: true },
       ),
       '',
       renderTable(

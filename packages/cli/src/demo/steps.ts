@@ -112,7 +112,7 @@ export interface ChurnFigures {
   };
 }
 
-/** Ascend-sim churn: a Module loads/unloads the "npu" method; then a churn of distinct callables. */
+/** The simulated Ascend device: a Module loads/unloads the "npu" method; then a churn of distinct callables. */
 export function ascendChurn(programPath: string, cycles: number): ChurnFigures {
   const runner = new DeviceRunner();
   const registry = createDefaultRegistry({ ascend: { runner } });
