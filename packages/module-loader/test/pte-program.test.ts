@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,6 +183,24 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     const firstWeight = (layers[0] as { weight: Float32Array }).weight;
     expect(keys[0]).toBe(sha256(new Uint8Array(firstWeight.buffer)));
     program.close();
+  });
+
+  test('a FIFO or a folder as a program or data file is refused at once, an empty .ptd is invalid', () => {
+    const { pte } = writeMlp(dir, 'mlp', makeLayers([4, 3]));
+    const fifo = join(dir, 'fifo.pte');
+    execFileSync('mkfifo', [fifo]);
+    // A FIFO with no writer would block a plain open: the open must not wait.
+    expect(codeOf(() => new Module(fifo, { registry: registryWith() }).loadMethod('forward'))).toBe(
+      'ERR_NOT_A_REGULAR_FILE',
+    );
+    expect(
+      codeOf(() => new Module(pte, { registry: registryWith(), dataFiles: [dir] }).load()),
+    ).toMatch(/^ERR_(NOT_A_REGULAR_FILE|PROGRAM_IO)$/);
+    const empty = join(dir, 'empty.ptd');
+    writeFileSync(empty, new Uint8Array(0));
+    expect(
+      codeOf(() => new Module(pte, { registry: registryWith(), dataFiles: [empty] }).load()),
+    ).toBe('ERR_PROGRAM_INVALID');
   });
 
   test('corrupt files are ERR_PROGRAM_INVALID: wrong identifier, truncated, eh00 sizes past the end', () => {
