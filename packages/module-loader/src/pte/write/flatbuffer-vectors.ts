@@ -5,14 +5,11 @@ import type { FlatbufferBuilder } from './flatbuffers-runtime.js';
 
 type Offset = number;
 
+/** A vector of 32-bit integers ([uint] or [int]: the same bits once checked). */
 export function uint32Vector(builder: FlatbufferBuilder, values: readonly number[]): Offset {
   builder.startVector(4, values.length, 4);
   for (let i = values.length - 1; i >= 0; i--) builder.addInt32((values[i] as number) | 0);
   return builder.endVector();
-}
-
-export function int32Vector(builder: FlatbufferBuilder, values: readonly number[]): Offset {
-  return uint32Vector(builder, values);
 }
 
 export function int64Vector(builder: FlatbufferBuilder, values: readonly bigint[]): Offset {
