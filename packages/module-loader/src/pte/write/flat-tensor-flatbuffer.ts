@@ -1,4 +1,4 @@
-import { namedDataVector, offsetVector } from './flatbuffer-vectors.js';
+import { dataSegmentVector, namedDataVector } from './flatbuffer-vectors.js';
 import { newFlatbufferBuilder } from './flatbuffers-runtime.js';
 
 // Slot numbers are the field indices of extension/flat_tensor/serialize/flat_tensor.fbs.
@@ -18,16 +18,7 @@ export interface FlatTensorTables {
 export function encodeFlatTensorFlatbuffer(tables: FlatTensorTables): Uint8Array {
   const builder = newFlatbufferBuilder();
   // flat_tensor.fbs: FlatTensor fields version, segments, named_data.
-  const segments = offsetVector(
-    builder,
-    tables.segments.map((segment) => {
-      // flat_tensor.fbs: DataSegment fields offset, size (uint64).
-      builder.startObject(2);
-      builder.addFieldInt64(0, BigInt(segment.offset), 0n);
-      builder.addFieldInt64(1, BigInt(segment.size), 0n);
-      return builder.endObject();
-    }),
-  );
+  const segments = dataSegmentVector(builder, tables.segments);
   const namedData = namedDataVector(builder, tables.namedData, 3);
   builder.startObject(3);
   builder.addFieldInt32(0, FLAT_TENSOR_VERSION, 0);

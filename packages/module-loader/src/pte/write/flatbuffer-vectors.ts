@@ -51,3 +51,22 @@ export function namedDataVector(
     }),
   );
 }
+
+/**
+ * A vector of DataSegment tables {offset, size} (uint64): the same table in
+ * schema/program.fbs and extension/flat_tensor/serialize/flat_tensor.fbs.
+ */
+export function dataSegmentVector(
+  builder: FlatbufferBuilder,
+  segments: readonly { offset: number | bigint; size: number | bigint }[],
+): Offset {
+  return offsetVector(
+    builder,
+    segments.map((segment) => {
+      builder.startObject(2);
+      builder.addFieldInt64(0, BigInt(segment.offset), 0n);
+      builder.addFieldInt64(1, BigInt(segment.size), 0n);
+      return builder.endObject();
+    }),
+  );
+}

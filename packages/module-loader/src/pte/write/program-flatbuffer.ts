@@ -2,6 +2,7 @@ import { invalidArgument } from '../../errors.js';
 import { i32, i64, u32, u64, uintUpTo } from './field-values.js';
 import {
   byteVector,
+  dataSegmentVector,
   int64Vector,
   namedDataVector,
   offsetVector,
@@ -72,16 +73,7 @@ export function encodeProgramFlatbuffer(tables: ProgramTables): Uint8Array {
       return builder.endObject();
     }),
   );
-  const segments = offsetVector(
-    builder,
-    tables.segments.map((segment) => {
-      // schema/program.fbs: DataSegment fields offset, size (uint64).
-      builder.startObject(2);
-      builder.addFieldInt64(0, BigInt(segment.offset), 0n);
-      builder.addFieldInt64(1, BigInt(segment.size), 0n);
-      return builder.endObject();
-    }),
-  );
+  const segments = dataSegmentVector(builder, tables.segments);
   // schema/program.fbs: SubsegmentOffsets fields segment_index, offsets (uint64).
   const constantOffsets = int64Vector(builder, tables.constantSegment.offsets);
   builder.startObject(2);
