@@ -21,35 +21,10 @@ import type { Tensor } from './backend.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
 import { constantKey } from './xnnpack-delegate-data.js';
-import type { OperatorSettings } from './xnnpack-nodes.js';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** An options object with the method's settings; each layer's fields are set by setLayer. */
-function methodOptions(
-  cache: XNNWeightsCache,
-  settings: OperatorSettings,
-): Mutable<FullyConnectedByNameOptions> {
-  const options: Mutable<FullyConnectedByNameOptions> = {
-    cache,
-    inputChannels: 0,
-    outputChannels: 0,
-    outputMin: Number.NEGATIVE_INFINITY,
-    outputMax: Number.POSITIVE_INFINITY,
-    kernel: '',
-    bias: null,
-  };
-  if (settings.tiling !== undefined) options.tiling = settings.tiling;
-  if (settings.xnnpackRevision !== '') {
-    options.xnnpackRevision = settings.xnnpackRevision as NonNullable<
-      LayerSettings['xnnpackRevision']
-    >;
-  }
-  return options;
-}
+import { methodOptions, type OperatorSettings, type ReusedOptions } from './xnnpack-nodes.js';
 
 /** Sets fully-connected node `n`'s shape and output range on `options`. */
-function setLayer(options: Mutable<FullyConnectedByNameOptions>, graph: XnnGraph, n: number) {
+function setLayer(options: ReusedOptions, graph: XnnGraph, n: number): ReusedOptions {
   const filter = graph.nodeFilter[n] as number;
   options.outputChannels = dimOf(graph, filter, 0);
   options.inputChannels = dimOf(graph, filter, 1);
@@ -68,8 +43,9 @@ export function createDelegateOperators(
   graph: XnnGraph,
   settings: OperatorSettings,
 ): { operators: MethodOperators; cacheHits: number } {
-  const operators = new MethodOperators(graph.nodeCount, (n) =>
-    setLayer(methodOptions(cache, settings), graph, n),
+  const operators = new MethodOperators(
+    graph.nodeCount,
+    (n) => setLayer(methodOptions(cache, settings), graph, n) as LayerSettings,
   );
   // One options object serves every node: no look-up keeps it.
   const options = methodOptions(cache, settings);
@@ -80,13 +56,13 @@ export function createDelegateOperators(
     const bias = graph.nodeBias[n] as number;
     options.kernel = constantKey(graph, graph.nodeFilter[n] as number);
     options.bias = bias === XNN_INVALID_ID ? null : constantKey(graph, bias);
-    const offset = findFullyConnectedNcF32ByName(options);
+    const offset = findFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
     if (offset !== NOT_FOUND) {
       operators.found(n, offset);
       cacheHits++;
       continue;
     }
-    const operator = createMissedFullyConnectedNcF32ByName({ ...options });
+    const operator = createMissedFullyConnectedNcF32ByName(options as FullyConnectedByNameOptions);
     operators.made(n, operator);
     if (operator.cacheHit) cacheHits++;
   }

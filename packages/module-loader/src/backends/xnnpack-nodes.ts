@@ -20,7 +20,10 @@ import { NodeKeyColumns } from './node-keys.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** createOperators' options object, reused node after node (bounds set or undefined). */
-type ReusedOptions = Omit<Mutable<FullyConnectedByNameOptions>, 'outputMin' | 'outputMax'> & {
+export type ReusedOptions = Omit<
+  Mutable<FullyConnectedByNameOptions>,
+  'outputMin' | 'outputMax'
+> & {
   outputMin: number | undefined;
   outputMax: number | undefined;
 };
@@ -215,7 +218,7 @@ export function createOperators(
 }
 
 /** An options object with a method's settings, its layer fields to be set per node. */
-function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): ReusedOptions {
+export function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings): ReusedOptions {
   const options: ReusedOptions = {
     cache,
     inputChannels: 0,
