@@ -6,6 +6,7 @@ import {
   openMappedFile,
 } from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
+import { ioError } from '../safetensors/file-checks.js';
 
 /** Typed arrays over one mapping stop at 2 GiB here; a larger range is refused. */
 export const MAX_RANGE_BYTES = 2 ** 31 - 1;
@@ -113,13 +114,14 @@ export class MappedRanges implements ByteRanges {
   }
 }
 
+/** A FIFO, folder or device is ERR_NOT_A_REGULAR_FILE; anything else the ERR_PROGRAM_IO of any file. */
 function fileError(path: string, what: string, error: unknown): ModuleLoaderError {
-  const code =
-    error instanceof MmapError && error.code === 'ERR_MMAP_NOT_REGULAR_FILE'
-      ? 'ERR_NOT_A_REGULAR_FILE'
-      : 'ERR_PROGRAM_IO';
-  return new ModuleLoaderError(code, `${path}: cannot read ${what}: ${(error as Error).message}`, {
-    file: path,
-    cause: error,
-  });
+  if (error instanceof MmapError && error.code === 'ERR_MMAP_NOT_REGULAR_FILE') {
+    return new ModuleLoaderError(
+      'ERR_NOT_A_REGULAR_FILE',
+      `${path}: Expected a regular file for ${what} but received another kind of file`,
+      { file: path, cause: error },
+    );
+  }
+  return ioError(path, `cannot read ${what}`, error);
 }
