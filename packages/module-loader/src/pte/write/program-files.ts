@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { invalidArgument, ModuleLoaderError } from '../../errors.js';
+import { ModuleLoaderError } from '../../errors.js';
 import { loadProgram } from '../../program/program.js';
+import type { ExportedProgram, ExportProgramOptions } from './export-program.js';
 import { EXPORT_BATCH, type LoweredGraphMethod, lowerGraphMethod } from './lower-graph-method.js';
 import { planTensors } from './planned-memory.js';
 import { encodePtd } from './ptd.js';
@@ -19,43 +20,15 @@ const XNNPACK_BACKEND_ID = 'XnnpackBackend';
 /** Bytes of one f32 element. */
 const F32_BYTES = 4;
 
-export interface ExportProgramOptions {
-  /** Folder for the files; default: the manifest's folder. */
-  outDir?: string;
-  /** Where constants go: a `.ptd` beside the `.pte` (default) or the `.pte`'s named data. */
-  constants?: 'ptd' | 'pte';
-}
-
-export interface ExportedProgram {
-  /** Path of the `.pte` written. */
-  pte: string;
-  /** Path of the `.ptd` written, or null (constants in the `.pte`, or none at all). */
-  ptd: string | null;
-  /** Method names, in manifest order (one execution plan each). */
-  methods: string[];
-  /** Methods left out: they run on another backend (a .pte delegates to XNNPACK only). */
-  skipped: { method: string; backend: string }[];
-  /** Distinct constants (by content) written. */
-  constants: number;
-}
-
 /**
- * Exports a JSON program as ExecuTorch files: `<name>.pte` (+ `<name>.ptd`), where `name`
- * is the manifest's file name without `.json`. Each graph method becomes one execution
- * plan whose single instruction calls one XNNPACK delegate holding the whole graph.
+ * exportProgram's work, loaded by its first call (the .pte and .ptd writers and the
+ * flatbuffers runtime are not needed to read programs). Arguments are checked already.
  */
-export async function exportProgram(
+export async function writeProgramFiles(
   manifestPath: string,
-  options: ExportProgramOptions = {},
+  where: 'ptd' | 'pte',
+  options: ExportProgramOptions,
 ): Promise<ExportedProgram> {
-  if (typeof manifestPath !== 'string') invalidArgument('a string', 'manifestPath', manifestPath);
-  const where = options.constants ?? 'ptd';
-  if (where !== 'ptd' && where !== 'pte') {
-    invalidArgument('"ptd" or "pte"', 'options.constants', options.constants);
-  }
-  if (options.outDir !== undefined && typeof options.outDir !== 'string') {
-    invalidArgument('a string', 'options.outDir', options.outDir);
-  }
   const program = loadProgram(manifestPath, 'internal-consistency');
   let pteBytes: Uint8Array;
   let ptdBytes: Uint8Array | null;
