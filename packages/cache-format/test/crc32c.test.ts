@@ -1,8 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { crc32cOf } from '../src/index.js';
 import { crc32cUpdate } from '../src/crc32c.js';
 import { CRC32C_TABLES } from '../src/crc32c-tables.js';
+import { crc32cOf } from '../src/index.js';
 
 const POLYNOMIAL = 0x82f63b78; // CRC32C, reflected
 
