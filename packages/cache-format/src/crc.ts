@@ -1,5 +1,5 @@
-import { crc32c } from '@node-rs/crc32';
 import { assertBytes, isU32 } from './bytes.js';
+import { crc32cUpdate } from './crc32c.js';
 import { XpwcFormatError } from './errors.js';
 
 /**
@@ -11,7 +11,7 @@ export function crc32cOf(bytes: Uint8Array, previous?: number): number {
   if (previous !== undefined && !isU32(previous)) {
     throw new XpwcFormatError('ERR_XPWC_INVALID_ARGUMENT', 'crc32cOf: previous must be a u32');
   }
-  return crc32c(bytes, previous) >>> 0;
+  return crc32cUpdate(previous ?? 0, bytes);
 }
 
 /** What `verifyEntryData` needs of an entry (a v3 entry has all of it). */

@@ -1,4 +1,7 @@
-import { inspect } from 'node:util';
+// node:util is loaded by the first message that needs it, not by importing the packages.
+function inspect(value: unknown, options?: import('node:util').InspectOptions): string {
+  return process.getBuiltinModule('node:util').inspect(value, options);
+}
 
 /** Longest string shown whole in a message; longer ones are cut (a message stays short). */
 const MAX_SHOWN_STRING = 40;

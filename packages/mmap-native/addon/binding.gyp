@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "mmap_native",
-      "sources": ["../src/native/addon.cc", "../src/native/util/errors.cc", "../src/native/util/args.cc"],
+      "sources": ["../src/native/addon.cc", "../src/native/util/errors.cc", "../src/native/util/args.cc", "../src/native/util/crc32c.cc"],
       "conditions": [
         [
           "OS!='win'",

@@ -157,6 +157,18 @@ function scenarios(round) {
   );
   expectCode('TypeError', () => addon.prefault(new Uint8Array(8)));
 
+  // CRC32C over every length and offset near the 8-byte steps, a detached view, bad arguments
+  const crcBytes = new Uint8Array(64).map((_, i) => i * 37);
+  for (let from = 0; from < 9; from++) {
+    for (let to = from; to <= 64; to += 5) addon.crc32c(crcBytes.subarray(from, to), round);
+  }
+  if (addon.crc32c(Buffer.from('123456789')) !== 0xe3069283) failures.push('crc32c check value');
+  const detached = new Uint8Array(new ArrayBuffer(16), 4, 8);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  if (addon.crc32c(detached, 9) !== 9) failures.push('crc32c of a detached view');
+  expectCode('ERR_INVALID_ARG_TYPE', () => addon.crc32c(new Uint16Array(4)));
+  expectCode('ERR_OUT_OF_RANGE', () => addon.crc32c(crcBytes, -1));
+
   // a file and a mapping dropped without close(): destructor and finalizer
   const dropped = new addon.File(path, 1, 0);
   dropped.map(0, page, true, MAX);

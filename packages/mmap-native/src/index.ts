@@ -15,6 +15,7 @@ export type {
   WritePart,
 } from './backend.js';
 export { addonCandidates, BUILD_COMMAND, sourceBuildCommand } from './backends/posix/addon.js';
+export { type Crc32cImplementation, crc32c, crc32cImplementation } from './crc32c.js';
 export {
   MMAP_ERROR_CODES,
   MmapError,

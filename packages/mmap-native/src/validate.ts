@@ -80,6 +80,16 @@ export function expectTimeout(value: unknown, name: string): number {
   return value;
 }
 
+/** An unsigned 32-bit integer: 0 .. 2^32-1. */
+export function expectUint32(value: unknown, name: string): number {
+  const expected = 'an integer between 0 and 4294967295';
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+    fail('ERR_OUT_OF_RANGE', expected, name, value);
+  }
+  return value;
+}
+
 export function expectUint8Array(value: unknown, name: string): Uint8Array {
   if (!(value instanceof Uint8Array)) fail('ERR_INVALID_ARG_TYPE', 'a Uint8Array', name, value);
   return value;

@@ -4,7 +4,7 @@
 // in-process milliseconds. With `starts` > 1 it runs that many warm starts one after the
 // other, each with its own cache manager and Module (disposed after), and prints each: the
 // first pays for running our code for the first time in the process, the later ones not.
-// Imports the built packages (run `npx tsc -p tsconfig.build.json`).
+// Imports the built packages (run `pnpm --filter @memlayer/module-loader build`).
 import {
   BackendOptions,
   createDefaultRegistry,

@@ -5,22 +5,22 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test, vi } from 'vitest';
+import { readRegularFile } from '../src/files/read-regular-file.js';
 
 const growth = { path: '', bytes: 0 };
 
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  const readSync = ((...args: Parameters<typeof real.readSync>) => {
-    if (growth.bytes > 0) {
-      real.appendFileSync(growth.path, new Uint8Array(growth.bytes).fill(0x21));
-      growth.bytes = 0;
-    }
-    return real.readSync(...args);
-  }) as typeof real.readSync;
-  return { ...real, default: { ...real, readSync }, readSync };
-});
+// readRegularFile takes node:fs from process.getBuiltinModule at each call: wrapping that
+// object's readSync arranges the timing.
+const nodeFs = process.getBuiltinModule('node:fs');
+const realReadSync = nodeFs.readSync;
+vi.spyOn(nodeFs, 'readSync').mockImplementation(((...args: Parameters<typeof realReadSync>) => {
+  if (growth.bytes > 0) {
+    fs.appendFileSync(growth.path, new Uint8Array(growth.bytes).fill(0x21));
+    growth.bytes = 0;
+  }
+  return realReadSync(...args);
+}) as typeof realReadSync);
 
-const { readRegularFile } = await import('../src/files/read-regular-file.js');
 const dir = fs.mkdtempSync(join(tmpdir(), 'memlayer-growing-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 

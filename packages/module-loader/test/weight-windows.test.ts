@@ -1,7 +1,8 @@
 // How tensors are grouped into the windows weights are mapped in (planWindows).
+import { NO_GC_WINDOW_BYTES as WINDOW_BYTES } from '@memlayer/mmap-native';
 import { describe, expect, it } from 'vitest';
 import type { SafetensorsTensorInfo } from '../src/safetensors/header.js';
-import { MAX_WINDOW_BYTES, planWindows, WINDOW_BYTES } from '../src/safetensors/windows.js';
+import { MAX_WINDOW_BYTES, planWindows } from '../src/safetensors/windows.js';
 
 const MiB = 1024 * 1024;
 

@@ -169,7 +169,10 @@ async function checkEntryCrcs(
   entries: { name: string; offset: number; size: number; crc32c: number | null }[],
   findings: Finding[],
 ): Promise<number> {
-  const { crc32cOf, XpwcFormatError } = await import('@memlayer/cache-format');
+  const [{ XpwcFormatError }, { dataCrc32c }] = await Promise.all([
+    import('@memlayer/cache-format'),
+    import('../data-crc.js'),
+  ]);
   const file = openCacheFile(path, resolve(context.cwd, path));
   const total = entries.reduce((sum, entry) => sum + entry.size, 0);
   const progress = context.progress('verify', total);
@@ -178,7 +181,7 @@ async function checkEntryCrcs(
       let crc = 0;
       for (let done = 0; done < entry.size; done += CRC_CHUNK_BYTES) {
         const length = Math.min(CRC_CHUNK_BYTES, entry.size - done);
-        crc = crc32cOf(file.read(entry.offset + done, length), crc);
+        crc = dataCrc32c(file.read(entry.offset + done, length), crc);
         progress.advance(length);
       }
       if (entry.crc32c !== null && crc !== entry.crc32c) {

@@ -3,6 +3,7 @@
 
 #include "platform.h"
 #include "util/addon_data.h"
+#include "util/crc32c.h"
 #include "util/errors.h"
 
 namespace mmap_native {
@@ -26,6 +27,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonData>(data);  // deleted by node-addon-api at environment teardown
   exports.Set("configure", Napi::Function::New<Configure>(env, "configure"));
   InitPlatform(env, exports, data);
+  InitCrc32c(env, exports);
   return exports;
 }
 

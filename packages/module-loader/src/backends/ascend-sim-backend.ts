@@ -1,4 +1,5 @@
-import { DeviceRunner, DeviceRunnerError, type RegisteredCallable } from '@memlayer/device-runner';
+import type { DeviceRunner, RegisteredCallable } from '@memlayer/device-runner';
+import { deviceRunner } from '#deferred/device-runner';
 import { ModuleLoaderError } from '../errors.js';
 import { MAX_CALLABLE_BYTES } from '../files/limits.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
@@ -27,7 +28,7 @@ export class AscendSimBackend implements Backend<AscendSimHandle> {
   readonly runner: DeviceRunner;
 
   constructor(config: { runner?: DeviceRunner } = {}) {
-    this.runner = config.runner ?? new DeviceRunner();
+    this.runner = config.runner ?? new (deviceRunner().DeviceRunner)();
   }
 
   init(
@@ -55,7 +56,7 @@ export class AscendSimBackend implements Backend<AscendSimHandle> {
         orchestration: method.orchestration,
       });
     } catch (error) {
-      if (!(error instanceof DeviceRunnerError)) throw error;
+      if (!(error instanceof deviceRunner().DeviceRunnerError)) throw error;
       // The runner's code stays reachable as error.cause.code.
       throw new ModuleLoaderError(
         'ERR_BACKEND_INIT_FAILED',

@@ -1,8 +1,5 @@
-import {
-  type FullyConnectedEntryOptions,
-  type FullyConnectedOperator,
-  fullyConnectedNcF32At,
-} from '@memlayer/xnnpack-cache';
+import type { FullyConnectedEntryOptions, FullyConnectedOperator } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 
 /** What an operator over a found entry is made with: the layer's settings, no names. */
 export type LayerSettings = Omit<FullyConnectedEntryOptions, 'entryName'>;
@@ -57,7 +54,7 @@ export class MethodOperators implements ReadonlyMap<number, FullyConnectedOperat
     if (made !== undefined) return made;
     const offset = this.#offsets[index];
     if (offset === undefined || offset === NONE) return undefined;
-    const operator = fullyConnectedNcF32At(this.#settingsOf(index), offset);
+    const operator = xnnpackCache().fullyConnectedNcF32At(this.#settingsOf(index), offset);
     this.#made[index] = operator;
     return operator;
   }

@@ -1,4 +1,5 @@
-import { type CacheAcquireOptions, XNNWeightsCache } from '@memlayer/xnnpack-cache';
+import type { CacheAcquireOptions, XNNWeightsCache } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 
 /** A held reference to a weights-cache instance; release() when the method goes away. */
 export interface WeightsCacheLease {
@@ -26,7 +27,7 @@ export class HeapWeightsCacheSource implements WeightsCacheSource {
   private holders = 0;
 
   acquire(_path: string): WeightsCacheLease {
-    this.cache ??= new XNNWeightsCache();
+    this.cache ??= new (xnnpackCache().XNNWeightsCache)();
     this.holders++;
     const cache = this.cache;
     let released = false;

@@ -1,11 +1,11 @@
-import {
-  type CacheAcquireOptions,
-  type FullyConnectedOperator,
-  type GemmTiling,
-  type NamedDataMap,
+import type {
+  CacheAcquireOptions,
+  FullyConnectedOperator,
+  GemmTiling,
+  NamedDataMap,
   XNNWeightsCache,
-  XNNWeightsCacheManager,
 } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
 import type { BackendOption, OptionValue } from '../options/backend-option.js';
 import type { CompileSpecValue, GraphMethodManifest } from '../program/manifest.js';
@@ -118,7 +118,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
   private readonly workspaces = new XnnpackWorkspaces();
 
   constructor(config: XnnpackBackendConfig = {}) {
-    this.caches = config.caches ?? new XNNWeightsCacheManager();
+    this.caches = config.caches ?? new (xnnpackCache().XNNWeightsCacheManager)();
     this.tiling = config.tiling;
     this.onOperatorCreated = config.onOperatorCreated;
   }
@@ -248,7 +248,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     const lease: WeightsCacheLease | null = options.weightCacheEnabled
       ? this.caches.acquire(options.packedCachePath, budgetOf(options))
       : null;
-    const cache = lease?.cache ?? new XNNWeightsCache();
+    const cache = lease?.cache ?? new (xnnpackCache().XNNWeightsCache)();
     let packedDataNames: string[] = [];
     let initialized = false;
     try {

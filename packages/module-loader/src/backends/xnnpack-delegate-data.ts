@@ -1,4 +1,5 @@
-import { type NamedDataMap, type TensorView, tensorView } from '@memlayer/xnnpack-cache';
+import type { NamedDataMap, TensorView } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { PteProgram } from '../pte/pte-program.js';
 import { XNN_INVALID_ID, XNODE_FULLY_CONNECTED, type XnnGraph } from '../pte/xnn-graph.js';
@@ -64,7 +65,7 @@ export class DelegateDataMap implements NamedDataMap {
       bytes.byteOffset % 4 === 0
         ? new Float32Array(bytes.buffer, bytes.byteOffset, elements)
         : new Float32Array(bytes.slice().buffer);
-    return tensorView(key, shape, data);
+    return xnnpackCache().tensorView(key, shape, data);
   }
 
   names(): Iterable<string> {

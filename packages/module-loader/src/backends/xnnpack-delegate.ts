@@ -1,13 +1,11 @@
 // An XNNPACK delegate of an ExecuTorch program: its fully-connected operators found in (or
 // packed into) the weights cache under the program's own keys, and its execution.
-import {
-  createMissedFullyConnectedNcF32ByName,
-  type FullyConnectedByNameOptions,
-  type FullyConnectedOperator,
-  findFullyConnectedNcF32ByName,
-  NOT_FOUND,
-  type XNNWeightsCache,
+import type {
+  FullyConnectedByNameOptions,
+  FullyConnectedOperator,
+  XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 import { describeValue, ModuleLoaderError } from '../errors.js';
 import {
   XNN_INVALID_ID,
@@ -49,6 +47,8 @@ export function createDelegateOperators(
   );
   // One options object serves every node: no look-up keeps it.
   const options = methodOptions(cache, settings);
+  const { createMissedFullyConnectedNcF32ByName, findFullyConnectedNcF32ByName, NOT_FOUND } =
+    xnnpackCache();
   let cacheHits = 0;
   for (let n = 0; n < graph.nodeCount; n++) {
     if (graph.nodeType[n] !== XNODE_FULLY_CONNECTED) continue;

@@ -1,14 +1,12 @@
 // The per-node passes of an XNNPACK init. Each loop lives in a function of its own: V8
 // optimizes a hot loop by compiling its whole function on the stack, so a loop inside the
 // long init would recompile init once per loop (and deoptimize it after each).
-import {
-  createMissedFullyConnectedNcF32ByName,
-  type FullyConnectedByNameOptions,
-  findFullyConnectedNcF32ByName,
-  type GemmTiling,
-  NOT_FOUND,
-  type XNNWeightsCache,
+import type {
+  FullyConnectedByNameOptions,
+  GemmTiling,
+  XNNWeightsCache,
 } from '@memlayer/xnnpack-cache';
+import { xnnpackCache } from '#deferred/xnnpack-cache';
 import { ModuleLoaderError } from '../errors.js';
 import type { GraphMethodManifest, GraphNode, MethodInput } from '../program/manifest.js';
 import { FLOAT_DTYPES } from '../safetensors/dtypes.js';
@@ -188,6 +186,8 @@ export function createOperators(
       index,
     ) as LayerSettings;
   const operators = new MethodOperators(graph.length, settingsOf);
+  const { createMissedFullyConnectedNcF32ByName, findFullyConnectedNcF32ByName, NOT_FOUND } =
+    xnnpackCache();
   for (let index = 0; index < graph.length; index++) {
     const node = graph[index] as GraphNode;
     if (node.op !== 'linear') continue;

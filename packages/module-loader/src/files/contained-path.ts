@@ -1,6 +1,7 @@
-import { type BigIntStats, lstatSync, realpathSync } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { invalidArgument, ModuleLoaderError } from '../errors.js';
+import { nodeFs } from './node-fs.js';
 
 /** Where a path came from, for error messages: the manifest and the JSON field naming it. */
 export interface FileContext {
@@ -61,7 +62,7 @@ export class ContainedPaths {
     const root = this.#root;
     if (isPlainName(relativePath)) {
       const path = join(root, relativePath);
-      const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      const stat = nodeFs().lstatSync(path, { bigint: true, throwIfNoEntry: false });
       if (stat !== undefined && !stat.isSymbolicLink()) return { path, stat };
     }
     const resolved = realPath(join(root, relativePath), ctx);
@@ -80,7 +81,7 @@ function isPlainName(path: string): boolean {
 
 function realPath(path: string, ctx: FileContext): string {
   try {
-    return realpathSync.native(path);
+    return nodeFs().realpathSync.native(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
     throw new ModuleLoaderError(

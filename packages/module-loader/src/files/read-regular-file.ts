@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { invalidArgument, ModuleLoaderError } from '../errors.js';
 import { assertNoNul, type FileContext } from './contained-path.js';
+import { nodeFs } from './node-fs.js';
 
 /**
  * Reads a whole regular file of at most `maxBytes`. The open never blocks (O_NONBLOCK:
@@ -14,6 +14,7 @@ export function readRegularFile(path: string, maxBytes: number, ctx: FileContext
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     invalidArgument('a non-negative integer', 'maxBytes', maxBytes);
   }
+  const { closeSync, constants, fstatSync, openSync, readSync } = nodeFs();
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

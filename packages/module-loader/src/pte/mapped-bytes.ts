@@ -1,10 +1,5 @@
-import {
-  type MappedFile,
-  type Mapping,
-  MmapError,
-  NO_GC_WINDOW_BYTES,
-  openMappedFile,
-} from '@memlayer/mmap-native';
+import type { MappedFile, Mapping } from '@memlayer/mmap-native';
+import { mmapNative } from '#deferred/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 import { ioError } from '../safetensors/file-checks.js';
 
@@ -43,7 +38,7 @@ export class MappedRanges implements ByteRanges {
     this.path = path;
     this.#what = what;
     try {
-      this.#file = openMappedFile(path, { mode: 'r' });
+      this.#file = mmapNative().openMappedFile(path, { mode: 'r' });
     } catch (error) {
       throw fileError(path, what, error);
     }
@@ -78,7 +73,7 @@ export class MappedRanges implements ByteRanges {
     return this.#map(
       start,
       length,
-      Math.min(this.size, Math.max(start + length, start + NO_GC_WINDOW_BYTES)),
+      Math.min(this.size, Math.max(start + length, start + mmapNative().NO_GC_WINDOW_BYTES)),
     );
   }
 
@@ -116,7 +111,7 @@ export class MappedRanges implements ByteRanges {
 
 /** A FIFO, folder or device is ERR_NOT_A_REGULAR_FILE; anything else the ERR_PROGRAM_IO of any file. */
 function fileError(path: string, what: string, error: unknown): ModuleLoaderError {
-  if (error instanceof MmapError && error.code === 'ERR_MMAP_NOT_REGULAR_FILE') {
+  if (error instanceof mmapNative().MmapError && error.code === 'ERR_MMAP_NOT_REGULAR_FILE') {
     return new ModuleLoaderError(
       'ERR_NOT_A_REGULAR_FILE',
       `${path}: Expected a regular file for ${what} but received another kind of file`,

@@ -1,5 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { SafetensorsDtype } from './dtypes.js';
+
+/** node:crypto, loaded by the first digest rather than by importing this package (~2 ms). */
+export function nodeCrypto(): typeof import('node:crypto') {
+  return process.getBuiltinModule('node:crypto');
+}
 
 /**
  * The name under which the XNNPACK backend hands a tensor to the weights cache: its digest
@@ -13,5 +17,5 @@ export function contentKey(digest: string, dtype: SafetensorsDtype): string {
 
 /** Lower-case hex SHA-256: the key ExecuTorch gives a constant (operators/node_visitor.py). */
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return nodeCrypto().createHash('sha256').update(bytes).digest('hex');
 }

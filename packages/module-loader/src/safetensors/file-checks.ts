@@ -1,4 +1,3 @@
-import { MmapError } from '@memlayer/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 
 /** ERR_WEIGHTS_CHANGED: the file is no longer what the program was loaded with. */
@@ -8,10 +7,10 @@ export function changed(path: string, why: string): ModuleLoaderError {
   });
 }
 
-/** ERR_PROGRAM_IO naming the file, with the errno or MmapError code. */
+/** ERR_PROGRAM_IO naming the file, with the errno or MmapError code (both are `code`). */
 export function ioError(path: string, what: string, error: unknown): ModuleLoaderError {
   if (error instanceof ModuleLoaderError) return error;
-  const code = error instanceof MmapError ? error.code : (error as NodeJS.ErrnoException)?.code;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return new ModuleLoaderError(
     'ERR_PROGRAM_IO',
     `${path}: ${what} (${code ?? 'error'}: ${(error as Error)?.message})`,

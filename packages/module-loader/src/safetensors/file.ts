@@ -2,19 +2,13 @@
 // lazily hashed content keys and lazily made views, which all follow the file's one life
 // cycle (stat'ed, its header read, then mapped on demand). The header parser, digests and
 // checks live in sibling files.
-import { createHash, hash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { alignUp } from '@memlayer/internal';
-import {
-  type MappedFile,
-  type Mapping,
-  MmapError,
-  openMappedFile,
-  pageSize,
-} from '@memlayer/mmap-native';
+import type { MappedFile, Mapping } from '@memlayer/mmap-native';
+import { mmapNative } from '#deferred/mmap-native';
 import { ModuleLoaderError } from '../errors.js';
 import { bf16ToF32, f16ToF32 } from './convert.js';
-import { contentKey } from './digest.js';
+import { contentKey, nodeCrypto } from './digest.js';
 import { FLOAT_DTYPES } from './dtypes.js';
 import { changed, ioError } from './file-checks.js';
 import { parseSafetensorsHeader, type SafetensorsTensorInfo } from './header.js';
@@ -181,10 +175,10 @@ export class SafetensorsFile {
       if (window.holders.size === 0) this.#unmapLater(window);
       const mapping = window.mapping as Mapping;
       const bytes = new Uint8Array(mapping.buffer, info.fileOffset - window.start, info.byteLength);
-      hex = hash('sha256', bytes, 'hex');
+      hex = nodeCrypto().hash('sha256', bytes, 'hex');
     } else {
       // Tensors over a window's size are hashed through several short-lived mappings.
-      const sha = createHash('sha256');
+      const sha = nodeCrypto().createHash('sha256');
       for (let at = 0; at < info.byteLength; at += MAX_WINDOW_BYTES) {
         const length = Math.min(MAX_WINDOW_BYTES, info.byteLength - at);
         this.#withBytes(info.fileOffset + at, length, (bytes) => sha.update(bytes));
@@ -246,7 +240,7 @@ export class SafetensorsFile {
     if (end - window.droppedTo < DROP_BATCH_BYTES) return;
     // Whole pages of the file (a window starts on a 4 KiB boundary, which may not be a page
     // boundary): a page the next tensor shares is kept.
-    const page = pageSize();
+    const page = mmapNative().pageSize();
     const from = alignUp(window.droppedTo, page);
     const to = Math.floor(end / page) * page;
     window.droppedTo = end;
@@ -307,7 +301,7 @@ export class SafetensorsFile {
     if (this.#file !== null) return this.#file;
     let file: MappedFile;
     try {
-      file = openMappedFile(this.path, { mode: 'r' });
+      file = mmapNative().openMappedFile(this.path, { mode: 'r' });
     } catch (error) {
       throw ioError(this.path, 'cannot open weights', error);
     }
@@ -327,7 +321,9 @@ export class SafetensorsFile {
     } catch (error) {
       this.#file = null;
       file.close();
-      throw error instanceof MmapError ? ioError(this.path, 'cannot read weights', error) : error;
+      throw error instanceof mmapNative().MmapError
+        ? ioError(this.path, 'cannot read weights', error)
+        : error;
     }
     return file;
   }

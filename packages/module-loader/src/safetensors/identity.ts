@@ -1,5 +1,6 @@
-import { type BigIntStats, statSync } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import { ModuleLoaderError } from '../errors.js';
+import { nodeFs } from '../files/node-fs.js';
 
 /**
  * A weight file as stat'ed at program load. Checked again when the file is first opened, so
@@ -27,7 +28,7 @@ export function statIdentity(
   if (known !== undefined) return identityOf(path, known, ctx);
   let stat: BigIntStats;
   try {
-    stat = statSync(path, { bigint: true });
+    stat = nodeFs().statSync(path, { bigint: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
     throw new ModuleLoaderError(

@@ -1,12 +1,10 @@
-import { NO_GC_WINDOW_BYTES } from '@memlayer/mmap-native';
+import { mmapNative } from '#deferred/mmap-native';
 import type { SafetensorsTensorInfo } from './header.js';
 
-/** Span of a window of tensors up to this size: mmap-native's, which starts no garbage collection. */
-export const WINDOW_BYTES = NO_GC_WINDOW_BYTES;
 /**
  * Weights are mapped in windows of at most this many bytes, never the whole file: Node 20
  * cannot hold a buffer over 4 GiB (a 5 GB shard is common), and a full cache hit maps none.
- * A window grows this far only from a tensor larger than WINDOW_BYTES (its mapping starts
+ * A window grows this far only from a tensor larger than mmap-native's NO_GC_WINDOW_BYTES (its mapping starts
  * a collection whatever its size, so large tensors share a few).
  */
 export const MAX_WINDOW_BYTES = 1024 * 1024 * 1024;
@@ -20,8 +18,9 @@ export interface WindowPlan {
 }
 
 /**
- * Groups tensors, in file order, into windows of at most WINDOW_BYTES, or MAX_WINDOW_BYTES
- * when the window's first tensor is larger than WINDOW_BYTES; a tensor larger than
+ * Groups tensors, in file order, into windows of at most mmap-native's NO_GC_WINDOW_BYTES
+ * (a mapping that size starts no garbage collection), or MAX_WINDOW_BYTES when the window's
+ * first tensor is larger; a tensor larger than
  * MAX_WINDOW_BYTES gets a window of its own. No tensor crosses a window. Empty tensors get
  * none (-1).
  */
@@ -36,13 +35,14 @@ export function planWindows(tensors: readonly SafetensorsTensorInfo[]): {
   const windowOf = new Map<string, number>();
   let start = -1;
   let end = -1;
-  let limit = WINDOW_BYTES;
+  const windowBytes = mmapNative().NO_GC_WINDOW_BYTES;
+  let limit = windowBytes;
   for (const tensor of sorted) {
     const tensorEnd = tensor.fileOffset + tensor.byteLength;
     if (start < 0 || tensorEnd - start > limit) {
       if (start >= 0) windows.push({ start, length: end - start });
       start = tensor.fileOffset - (tensor.fileOffset % WINDOW_ALIGNMENT);
-      limit = tensor.byteLength > WINDOW_BYTES ? MAX_WINDOW_BYTES : WINDOW_BYTES;
+      limit = tensor.byteLength > windowBytes ? MAX_WINDOW_BYTES : windowBytes;
     }
     end = tensorEnd;
     windowOf.set(tensor.name, windows.length);

@@ -3,7 +3,6 @@ import {
   alignUp,
   COMMIT_SLOT_OFFSETS,
   commitSlotForTrailer,
-  crc32cOf,
   DEFAULT_PAGE_SIZE,
   decodeHeader,
   encodeCommitSlot,
@@ -21,6 +20,7 @@ import { type BackendChoice, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
 import { removeDeadTemps, writeAll, writeFileAtomically } from './atomic-replace.js';
 import { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 import { chooseEvictions } from './eviction.js';
 
 export interface CompactOptions {
@@ -208,7 +208,7 @@ function copyRange(
   for (let done = 0; done < size; ) {
     const chunk = file.read(from + done, Math.min(COPY_CHUNK_BYTES, size - done));
     if (chunk.byteLength === 0) throw new Error(`short read at ${from + done} while compacting`);
-    crc = crc32cOf(chunk, crc);
+    crc = dataCrc32c(chunk, crc);
     writeAll(fd, chunk, to + done);
     done += chunk.byteLength;
     progress(chunk.byteLength);

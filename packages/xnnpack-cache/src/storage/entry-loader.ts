@@ -1,6 +1,7 @@
-import { alignUp, crc32cOf, type EntryColumns } from '@memlayer/cache-format';
+import { alignUp, type EntryColumns } from '@memlayer/cache-format';
 import type { Mapping } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 import type { FileRegions, LoadedRegion } from './file-region.js';
 import type { VerifyMode } from './file-storage-options.js';
 import { type CommittedIndex, dataStartOf } from './index-io.js';
@@ -146,7 +147,7 @@ export function loadCommittedEntries(
         columns.fileOffsets[row] as number,
         columns.dataSizes[row] as number,
       );
-      if (crc32cOf(bytes) !== crc) {
+      if (dataCrc32c(bytes) !== crc) {
         emitCacheWarning(
           'MEMLAYER_CACHE_CORRUPT_ENTRY',
           `Packed entry "${columns.names[row]}" of ${file.path} fails its CRC32C; it will be repacked`,

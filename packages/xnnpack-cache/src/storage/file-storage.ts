@@ -3,11 +3,12 @@
 // flush, close), and they share one session. The jobs behind the steps live beside it:
 // session and policy, entry loader, load windows, region allocator, index writer, deferred
 // commit, budget, eviction and fallback.
-import { alignUp, crc32cOf, describeFileLayout } from '@memlayer/cache-format';
+import { alignUp, describeFileLayout } from '@memlayer/cache-format';
 import { type BackgroundWrite, type Mapping, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
 import { BudgetKeeper } from './budget.js';
 import type { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 import { commitAtExit, type DeferredCommitter, forget } from './deferred-commit.js';
 import { loadCommittedEntries, NO_LOADED_ENTRIES, storedEntriesOf } from './entry-loader.js';
 import { FallbackLedger, reasonOf } from './fallback.js';
@@ -208,7 +209,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   seal(region: PackedRegion, dataSize: number): void {
     const file = this.#regions.get(region);
     if (file === undefined || file.committed) return;
-    file.crc32c = crc32cOf(region.bytes.subarray(0, dataSize));
+    file.crc32c = dataCrc32c(region.bytes.subarray(0, dataSize));
     file.crcSize = dataSize;
     if (!this.#staged.has(region) || file.chunk === null) return;
     // Until its batch is written the cache reads the staged bytes; then the mapped view.

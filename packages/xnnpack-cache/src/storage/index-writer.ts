@@ -1,6 +1,7 @@
-import { alignUp, crc32cOf, type XpwcEntryV3 } from '@memlayer/cache-format';
+import { alignUp, type XpwcEntryV3 } from '@memlayer/cache-format';
 import type { BackgroundWrite } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 import { type FileRegions, indexEntryOf, sameData, withChecks } from './file-region.js';
 import {
   type CacheFormat,
@@ -147,7 +148,7 @@ export class IndexWriter {
       const region = this.#parts.regions.get(stored.region);
       if (region === undefined) continue; // a heap entry: never written
       if (region.crc32c === undefined || region.crcSize !== stored.dataSize) {
-        region.crc32c = crc32cOf(stored.region.bytes.subarray(0, stored.dataSize));
+        region.crc32c = dataCrc32c(stored.region.bytes.subarray(0, stored.dataSize));
         region.crcSize = stored.dataSize;
       }
       const fresh = !region.committed;
