@@ -22,7 +22,7 @@ export function versusTable(results: VersusResults): string {
   const { spec, agreement, memlayer, ort } = results;
   const weightMiB = (spec.layers * (spec.dim * spec.dim + spec.dim) * 4) / MiB;
   const lines = [
-    `${spec.layers} layers of ${spec.dim}x${spec.dim} f32 linear + relu (${formatValue(weightMiB)} MiB of weights); medians (min–max) of ${results.rounds} rounds of fresh processes; memlayer/ORT < 1: memlayer lower (faster, smaller)`,
+    `${spec.layers} layers of ${spec.dim}x${spec.dim} f32 linear + relu (${formatValue(weightMiB)} MiB of weights); medians (min–max) of ${results.rounds} round${results.rounds === 1 ? '' : 's'} of fresh processes; memlayer/ORT < 1: memlayer lower (faster, smaller)`,
     '',
     '| metric | memlayer | onnxruntime-node | memlayer/ORT |',
     '|---|---:|---:|---:|',
