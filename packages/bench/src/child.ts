@@ -2,7 +2,6 @@
 // model runs in a fresh process, so a warm start proves what a new process gets from the
 // cache file alone. Messages to the parent are JSON lines prefixed with CHILD_MESSAGE.
 import { existsSync, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
@@ -22,30 +21,13 @@ import {
 } from '@memlayer/xnnpack-cache';
 import { measureFloorAllocations, measureWarmAllocations } from './allocations.js';
 import { cacheOptions } from './cache-options.js';
-import {
-  CHILD_MESSAGE,
-  type ChildTask,
-  type CyclesResult,
-  type LoadResult,
-  type PackResult,
-} from './child-protocol.js';
+import { parentChannel } from './child-io.js';
+import type { ChildTask, CyclesResult, LoadResult, PackResult } from './child-protocol.js';
 import { measureFloor } from './floor.js';
 import { fillWeights, nowMs, peakRssBytes, smapsRollup } from './measure.js';
 
 const METHOD = 'forward';
-const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-
-function send(type: string, body: unknown): void {
-  process.stdout.write(`${CHILD_MESSAGE}${JSON.stringify({ type, body })}\n`);
-}
-
-async function waitFor(word: string): Promise<void> {
-  for (;;) {
-    const next = await lines.next();
-    if (next.done) process.exit(0); // the parent went away
-    if (next.value.trim() === word) return;
-  }
-}
+const { send, waitFor } = parentChannel();
 
 function fileSize(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;

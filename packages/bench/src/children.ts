@@ -23,9 +23,10 @@ export class BenchChild {
   #failure: Error | null = null;
   readonly #exited: Promise<void>;
 
-  constructor(task: ChildTask) {
+  /** `script`: another built child entry speaking the same protocol (child-io.ts). */
+  constructor(task: ChildTask | { readonly kind: string }, script = CHILD_SCRIPT) {
     const flags = task.kind === 'allocations' ? ALLOCATION_NODE_FLAGS : [];
-    this.process = spawn(process.execPath, [...flags, CHILD_SCRIPT, JSON.stringify(task)], {
+    this.process = spawn(process.execPath, [...flags, script, JSON.stringify(task)], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.#exited = new Promise((resolve) => this.process.once('close', () => resolve()));
@@ -99,8 +100,11 @@ export class BenchChild {
 }
 
 /** Runs one task in a fresh process and returns its result. */
-export async function runInChild<T>(task: ChildTask): Promise<T> {
-  const child = new BenchChild(task);
+export async function runInChild<T>(
+  task: ChildTask | { readonly kind: string },
+  script = CHILD_SCRIPT,
+): Promise<T> {
+  const child = new BenchChild(task, script);
   try {
     return await child.next<T>('result');
   } finally {

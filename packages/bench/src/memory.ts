@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { LoadResult } from './child-protocol.js';
+import type { ChildTask, LoadResult } from './child-protocol.js';
 import { BenchChild, runInChild } from './children.js';
 import { MiB, smapsRollup } from './measure.js';
 import { cachePathFor, programFor } from './models.js';
@@ -29,24 +29,30 @@ function sumOf(pids: number[], field: string): number {
   return pids.reduce((sum, pid) => sum + (smapsRollup(pid)[field] ?? 0), 0);
 }
 
-/** Starts PROCESSES children holding the model; returns summed Pss idle and loaded. */
-async function pssOfFour(
-  task: ConstructorParameters<typeof BenchChild>[0],
+/**
+ * Starts `count` holding children (they answer "idle", load on "load", answer "result" and
+ * exit on "exit"); returns their summed Pss idle and once all hold the model.
+ */
+export async function pssOfHeldChildren(
+  start: () => BenchChild,
+  count = PROCESSES,
 ): Promise<{ idle: number; loaded: number }> {
-  const children = Array.from({ length: PROCESSES }, () => new BenchChild(task));
+  const children = Array.from({ length: count }, start);
   try {
     for (const child of children) await child.next('idle');
     const pids = children.map((child) => child.pid);
     const idle = sumOf(pids, 'Pss');
     for (const child of children) {
       child.send('load');
-      await child.next<LoadResult>('result'); // one at a time: no two packs compete for the cores
+      await child.next('result'); // one at a time: no two packs compete for the cores
     }
     return { idle, loaded: sumOf(pids, 'Pss') };
   } finally {
     await Promise.all(children.map((child) => child.exit()));
   }
 }
+
+const pssOfFour = (task: ChildTask) => pssOfHeldChildren(() => new BenchChild(task));
 
 export async function memorySection(options: BenchOptions): Promise<SectionBody> {
   if (process.platform !== 'linux') {

@@ -9,13 +9,36 @@ const MAX_LAYERS_PER_FILE = 64;
 /** Bytes per safetensors file: one file is built in one buffer (Node 20: at most 4 GiB). */
 const MAX_FILE_BYTES = 2.5 * 1024 * 1024 * 1024;
 
+export interface ModelOptions {
+  /** A relu after every linear layer (the weights are then scaled for it, see layerWeights). */
+  readonly relu?: boolean;
+}
+
+/**
+ * Layer `layer`'s weight [dim, dim] and bias [dim]: the bytes every writer of a model of
+ * `spec` uses (safetensors here, ONNX external data in onnx/), and the JavaScript reference.
+ */
+export function layerWeights(
+  spec: ModelSpec,
+  layer: number,
+  options: ModelOptions = {},
+): { weight: Float32Array; bias: Float32Array } {
+  // uniform(-a, a) with dim·a²/3 = 1 keeps unit variance through a linear chain; a relu
+  // halves the second moment, so with one the weights are sqrt(2) wider (He scaling).
+  const scale = Math.sqrt((options.relu === true ? 24 : 12) / spec.dim);
+  return {
+    weight: fillWeights(new Float32Array(spec.dim * spec.dim), layer + 1, scale),
+    bias: fillWeights(new Float32Array(spec.dim), 100_000 + layer, 0.1),
+  };
+}
+
 /**
  * Writes a deterministic program (manifest + safetensors) of `spec.layers` chained linear
- * layers, `l<i>.weight` [dim, dim] and `l<i>.bias` [dim], and returns the manifest path.
+ * layers, `l<i>.weight` [dim, dim] and `l<i>.bias` [dim] (each followed by a relu node with
+ * `options.relu`), and returns the manifest path.
  */
-export function writeModel(dir: string, spec: ModelSpec): string {
+export function writeModel(dir: string, spec: ModelSpec, options: ModelOptions = {}): string {
   mkdirSync(dir, { recursive: true });
-  const scale = Math.sqrt(12 / spec.dim); // uniform(-a, a) with dim·a²/3 = 1
   const files: string[] = [];
   const layerBytes = (spec.dim * spec.dim + spec.dim) * 4;
   const perFile = Math.max(
@@ -25,8 +48,7 @@ export function writeModel(dir: string, spec: ModelSpec): string {
   for (let first = 0; first < spec.layers; first += perFile) {
     const tensors: F32TensorInput[] = [];
     for (let layer = first; layer < Math.min(spec.layers, first + perFile); layer++) {
-      const weight = fillWeights(new Float32Array(spec.dim * spec.dim), layer + 1, scale);
-      const bias = fillWeights(new Float32Array(spec.dim), 100_000 + layer, 0.1);
+      const { weight, bias } = layerWeights(spec, layer, options);
       tensors.push({ name: `l${layer}.weight`, shape: [spec.dim, spec.dim], data: weight });
       tensors.push({ name: `l${layer}.bias`, shape: [spec.dim], data: bias });
     }
@@ -34,13 +56,16 @@ export function writeModel(dir: string, spec: ModelSpec): string {
     writeLargeFile(join(dir, file), encodeSafetensors(tensors));
     files.push(file);
   }
-  const graph = Array.from({ length: spec.layers }, (_, layer) => ({
-    op: 'linear',
-    input: layer === 0 ? 'x' : `h${layer - 1}`,
-    output: `h${layer}`,
-    weight: `l${layer}.weight`,
-    bias: `l${layer}.bias`,
-  }));
+  const graph = Array.from({ length: spec.layers }, (_, layer) => {
+    const input = layer === 0 ? 'x' : `h${layer - 1}`;
+    const linear = { op: 'linear', input, weight: `l${layer}.weight`, bias: `l${layer}.bias` };
+    return options.relu === true
+      ? [
+          { ...linear, output: `z${layer}` },
+          { op: 'relu', input: `z${layer}`, output: `h${layer}` },
+        ]
+      : [{ ...linear, output: `h${layer}` }];
+  }).flat();
   const manifest = {
     format: 'memlayer-program',
     version: 1,

@@ -14,6 +14,7 @@ import {
   type SectionId,
   type SectionResult,
 } from './types.js';
+import { versusOrtSection } from './versus-ort/section.js';
 
 const SECTIONS: Record<SectionId, (options: BenchOptions) => Promise<SectionBody>> = {
   'cold-warm': coldWarmSection,
@@ -22,6 +23,7 @@ const SECTIONS: Record<SectionId, (options: BenchOptions) => Promise<SectionBody
   'file-size': fileSizeSection,
   mmap: mmapSection,
   device: deviceSection,
+  'versus-ort': versusOrtSection,
 };
 
 async function runSection(id: SectionId, options: BenchOptions): Promise<SectionResult> {

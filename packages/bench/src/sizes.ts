@@ -30,3 +30,16 @@ export function cyclesModel(quick: boolean): ModelSpec {
     ? { label: '4 MiB', layers: 256, dim: 64 }
     : { label: '64 MiB', layers: 1024, dim: 128 };
 }
+
+/**
+ * Models of the onnxruntime-node comparison and rounds of each (each round starts about a
+ * dozen processes; the 1 GiB model's batched forwards take seconds each).
+ */
+export function versusOrtModels(quick: boolean): { spec: ModelSpec; rounds: number }[] {
+  return quick
+    ? [{ spec: { label: '130 KiB', layers: 8, dim: 64 }, rounds: 1 }]
+    : [
+        { spec: { label: '64 MiB', layers: 1024, dim: 128 }, rounds: 7 },
+        { spec: { label: '1 GiB', layers: 1024, dim: 512 }, rounds: 3 },
+      ];
+}

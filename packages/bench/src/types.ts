@@ -49,6 +49,7 @@ export const SECTION_IDS = [
   'file-size',
   'mmap',
   'device',
+  'versus-ort',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
@@ -59,6 +60,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   'file-size': '4. Cache file size over reload cycles, seed change and compact()',
   mmap: '5. mmap-native vs fs.readFileSync vs mmap-io',
   device: '6. Device runner: uploads and committed bytes (old vs new design)',
+  'versus-ort': '7. memlayer vs onnxruntime-node: the same MLP, start to output',
 };
 
 /** A model shape: `layers` square fully-connected layers of `dim` x `dim` f32 plus bias. */
