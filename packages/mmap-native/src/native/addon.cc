@@ -1,6 +1,7 @@
 // Entry point of mmap_native.node. Platform code lives in posix/ or windows/.
 #include <napi.h>
 
+#include "kernels/gemm-binding.h"
 #include "platform.h"
 #include "util/addon_data.h"
 #include "util/errors.h"
@@ -26,6 +27,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonData>(data);  // deleted by node-addon-api at environment teardown
   exports.Set("configure", Napi::Function::New<Configure>(env, "configure"));
   InitPlatform(env, exports, data);
+  InitGemmKernels(env, exports);
   return exports;
 }
 
