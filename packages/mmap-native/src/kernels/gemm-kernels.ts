@@ -28,23 +28,23 @@ export interface PackedGemmLayout {
   /** sr·kr must be a power of two. */
   readonly sr: number;
   /** Bytes after each block (a multiple of 4; default 0). */
-  readonly extraBytes?: number;
+  readonly extraBytes?: number | undefined;
 }
 
 export interface GemmF32Options {
   /** Where the [batch][nc] result goes (at least batch·nc floats; default: a new array). */
-  readonly output?: Float32Array;
+  readonly output?: Float32Array | undefined;
   /** Outputs below (and NaN) become it, after the bias (default -Infinity). As float32. */
-  readonly outputMin?: number;
+  readonly outputMin?: number | undefined;
   /** Outputs above become it, after the bias (default +Infinity). As float32. */
-  readonly outputMax?: number;
+  readonly outputMax?: number | undefined;
   /**
    * Threads of the addon's own pool that may share the work, the calling thread included:
    * 1 to 256 (default 1, no pool). Small problems run on the calling thread anyway.
    */
-  readonly threads?: number;
+  readonly threads?: number | undefined;
   /** An instruction set of `isas` to use instead of `isa` (to compare or test kernels). */
-  readonly isa?: GemmIsa;
+  readonly isa?: GemmIsa | undefined;
 }
 
 export interface GemmKernels {
@@ -196,7 +196,9 @@ function gemmF32(
   return output;
 }
 
-function checkLayout(layout: PackedGemmLayout): Required<PackedGemmLayout> {
+function checkLayout(
+  layout: PackedGemmLayout,
+): Required<{ [K in keyof PackedGemmLayout]: number }> {
   if (layout === undefined) fail('ERR_INVALID_ARG_TYPE', 'an object', 'layout', layout);
   const fields = expectObject(layout, 'layout');
   const nc = expectInteger(fields['nc'], 'layout.nc', 1, MAX_DIMENSION);

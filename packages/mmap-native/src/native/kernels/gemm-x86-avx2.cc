@@ -26,7 +26,6 @@ struct V {
   static constexpr size_t kTileRows = kAvx2FmaTileRows;
   static constexpr size_t kTileVectors = 2;
 
-  KERNEL_TARGET static inline Reg Zero() { return _mm256_setzero_ps(); }
   KERNEL_TARGET static inline Reg Load(const float* p) { return _mm256_loadu_ps(p); }
   // Masked-off lanes are neither read nor faulted on.
   KERNEL_TARGET static inline Reg LoadMasked(const float* p, Mask mask) {

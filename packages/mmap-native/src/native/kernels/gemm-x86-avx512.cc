@@ -21,7 +21,6 @@ struct V {
   static constexpr size_t kTileRows = kAvx512fTileRows;
   static constexpr size_t kTileVectors = 2;
 
-  KERNEL_TARGET static inline Reg Zero() { return _mm512_setzero_ps(); }
   KERNEL_TARGET static inline Reg Load(const float* p) { return _mm512_loadu_ps(p); }
   // Masked-off lanes are neither read nor faulted on.
   KERNEL_TARGET static inline Reg LoadMasked(const float* p, Mask mask) {

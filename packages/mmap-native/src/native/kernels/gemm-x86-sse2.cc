@@ -22,7 +22,6 @@ struct V {
   static constexpr size_t kTileRows = kSse2TileRows;
   static constexpr size_t kTileVectors = 2;
 
-  KERNEL_TARGET static inline Reg Zero() { return _mm_setzero_ps(); }
   KERNEL_TARGET static inline Reg Load(const float* p) { return _mm_loadu_ps(p); }
   KERNEL_TARGET static inline Reg LoadMasked(const float* p, Mask lanes) {
     float lanes_in[kLanes] = {0, 0, 0, 0};
