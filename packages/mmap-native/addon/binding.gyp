@@ -2,7 +2,20 @@
   "targets": [
     {
       "target_name": "mmap_native",
-      "sources": ["../src/native/addon.cc", "../src/native/util/errors.cc", "../src/native/util/args.cc", "../src/native/util/crc32c.cc"],
+      "sources": [
+        "../src/native/addon.cc",
+        "../src/native/util/errors.cc",
+        "../src/native/util/args.cc",
+        "../src/native/util/crc32c.cc",
+        "../src/native/kernels/cpu-isa.cc",
+        "../src/native/kernels/gemm-binding.cc",
+        "../src/native/kernels/gemm-portable.cc",
+        "../src/native/kernels/gemm-run.cc",
+        "../src/native/kernels/gemm-x86-avx2.cc",
+        "../src/native/kernels/gemm-x86-avx512.cc",
+        "../src/native/kernels/gemm-x86-sse2.cc",
+        "../src/native/kernels/thread-pool.cc"
+      ],
       "conditions": [
         [
           "OS!='win'",

@@ -168,6 +168,53 @@ function scenarios(round) {
   if (addon.crc32c(detached, 9) !== 9) failures.push('crc32c of a detached view');
   expectCode('ERR_INVALID_ARG_TYPE', () => addon.crc32c(new Uint16Array(4)));
   expectCode('ERR_OUT_OF_RANGE', () => addon.crc32c(crcBytes, -1));
+  // GEMM kernels on every instruction set valgrind's CPU reports (its CPUID hides
+  // AVX-512), on the calling thread and split over the kernels' own pool (joined at exit),
+  // and argument errors thrown from C++
+  const [nc, kc, batch] = [70, 300, 9];
+  const packedGemm = new Float32Array(Math.ceil(nc / 16) * 16 * (1 + kc)).fill(0.25);
+  const gemmInput = new Float32Array(batch * kc).fill(0.5);
+  const gemmOutput = new Float32Array(batch * nc);
+  for (const isa of addon.gemmIsas()) {
+    const code = ['portable', 'sse2', 'avx2-fma', 'avx512f'].indexOf(isa);
+    for (const threads of [1, 3]) {
+      addon.gemmF32(
+        new Uint8Array(packedGemm.buffer),
+        gemmInput,
+        gemmOutput,
+        batch,
+        nc,
+        kc,
+        16,
+        1,
+        1,
+        0,
+        -1,
+        1e9,
+        threads,
+        code,
+      );
+      if (gemmOutput[0] !== 0.25 + 0.25 * 0.5 * kc) failures.push(`gemm ${isa}: ${gemmOutput[0]}`);
+    }
+  }
+  expectCode('RangeError', () =>
+    addon.gemmF32(
+      new Uint8Array(packedGemm.buffer, 4),
+      gemmInput,
+      gemmOutput,
+      batch,
+      nc,
+      kc,
+      16,
+      1,
+      1,
+      0,
+      -1,
+      1,
+      1,
+      -1,
+    ),
+  );
 
   // a file and a mapping dropped without close(): destructor and finalizer
   const dropped = new addon.File(path, 1, 0);

@@ -23,6 +23,13 @@ export {
   type MmapErrorDetails,
 } from './errors.js';
 export { NO_GC_WINDOW_BYTES } from './gc-window.js';
+export type { GemmIsa } from './kernels/gemm-isa.js';
+export {
+  type GemmF32Options,
+  type GemmKernels,
+  loadGemmKernels,
+  type PackedGemmLayout,
+} from './kernels/gemm-kernels.js';
 export {
   liveMappingCount,
   MAP_COUNT_HEADROOM,

@@ -20,7 +20,12 @@ export type ArgumentError = (TypeError | RangeError) & { code: ArgumentErrorCode
 
 // ERR_INVALID_ARG_TYPE: wrong type; ERR_INVALID_ARG_VALUE: right type, value not allowed
 // (both TypeError, as in Node); ERR_OUT_OF_RANGE: a number outside its range (RangeError).
-function fail(code: ArgumentErrorCode, expected: string, name: string, value: unknown): never {
+export function fail(
+  code: ArgumentErrorCode,
+  expected: string,
+  name: string,
+  value: unknown,
+): never {
   const message = expectedButReceived(expected, name, value);
   const error = code === 'ERR_OUT_OF_RANGE' ? new RangeError(message) : new TypeError(message);
   throw Object.assign(error, { code });
@@ -131,5 +136,28 @@ export function expectPermissions(value: unknown, name: string): number {
 
 export function expectArrayBuffer(value: unknown, name: string): ArrayBuffer {
   if (!(value instanceof ArrayBuffer)) fail('ERR_INVALID_ARG_TYPE', 'an ArrayBuffer', name, value);
+  return value;
+}
+
+/** An integer min..max given as a number. */
+export function expectInteger(value: unknown, name: string, min: number, max: number): number {
+  const expected = `an integer between ${min} and ${max}`;
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    fail('ERR_OUT_OF_RANGE', expected, name, value);
+  }
+  return value;
+}
+
+export function expectFloat32Array(value: unknown, name: string): Float32Array {
+  if (!(value instanceof Float32Array)) fail('ERR_INVALID_ARG_TYPE', 'a Float32Array', name, value);
+  return value;
+}
+
+/** Any number but NaN (infinities included). */
+export function expectNumber(value: unknown, name: string): number {
+  const expected = 'a number other than NaN';
+  if (typeof value !== 'number') fail('ERR_INVALID_ARG_TYPE', expected, name, value);
+  if (Number.isNaN(value)) fail('ERR_OUT_OF_RANGE', expected, name, value);
   return value;
 }

@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAddon } from '../src/backends/posix/addon.js';
 import { platformPackageName } from '../src/backends/posix/platform-package.js';
-import { BUILD_COMMAND, HEAP_FALLBACK_WARNING } from '../src/index.js';
+import { BUILD_COMMAND, HEAP_FALLBACK_WARNING, loadGemmKernels } from '../src/index.js';
 import { lastJson, makeTempDir, nodeArgs, packageDir, runChild } from './helpers.js';
 
 interface Probe {
   backend?: string;
+  gemm?: string | null;
   isMmapError?: boolean;
   code?: string;
   message?: string;
@@ -76,8 +77,13 @@ async function probe(root: string, choice: string, dir: string, opens = 1): Prom
     String(opens),
   ]);
   expect(result.code).toBe(0);
-  return lastJson<Probe>(result);
+  const { gemm, ...rest } = lastJson<Probe>(result);
+  gemmByProbe.set(root, gemm);
+  return rest;
 }
+
+/** What loadGemmKernels gave in the last probe of each copy: an isa, null, or an error code. */
+const gemmByProbe = new Map<string, string | null | undefined>();
 
 const posix = { backend: 'posix', warnings: [] };
 const heapWithWarning = { backend: 'heap', warnings: [HEAP_FALLBACK_WARNING] };
@@ -107,6 +113,8 @@ describe('addon loader', () => {
     expect(await probe(root, 'auto', dir, 3)).toEqual(heapWithWarning);
     // Asking for the heap backend is not a fallback: no warning.
     expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
+    // No addon, no GEMM kernels: null, not an error.
+    expect(gemmByProbe.get(root)).toBeNull();
   });
 
   it.runIf(process.platform === 'linux' && process.arch === 'x64')(
@@ -117,6 +125,7 @@ describe('addon loader', () => {
       sourceBuild(prebuilt, 'not an ELF file');
       expect(await probe(prebuilt, 'auto', dir)).toEqual(posix);
       expect(await probe(prebuilt, 'posix', dir)).toEqual(posix);
+      expect(gemmByProbe.get(prebuilt)).toBe(loadGemmKernels()?.isa);
       // Installed but not loading (a system older than it needs), nothing else: heap.
       const broken = copyPackage(join(dir, 'broken-prebuilt'), 'not an ELF file');
       expect(await probe(broken, 'auto', dir)).toEqual(heapWithWarning);

@@ -47,7 +47,7 @@ const code = (c: string) => expect.objectContaining({ code: c });
 beforeEach(() => resetPackingStats());
 
 describe('fully-connected operator', () => {
-  it('equals a reference matmul for random shapes, tilings, with and without bias', () => {
+  it('equals a reference matmul for random shapes, tilings, with and without bias, both kernels', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 40 }),
@@ -56,7 +56,8 @@ describe('fully-connected operator', () => {
         fc.constantFrom(...TILINGS),
         fc.boolean(),
         fc.integer({ min: 1, max: 1e6 }),
-        (nc, kc, batch, tiling, withBias, seed) => {
+        fc.constantFrom('native' as const, 'javascript' as const),
+        (nc, kc, batch, tiling, withBias, seed, kernels) => {
           const map = modelMap(nc, kc, seed);
           const cache = new XNNWeightsCache();
           cache.initializeForRuntime(map);
@@ -69,6 +70,7 @@ describe('fully-connected operator', () => {
             kernel,
             bias,
             tiling,
+            kernels,
           });
           cache.finalizeForRuntime();
           const x = randomFloats(batch * kc, seed + 3);

@@ -1,6 +1,7 @@
 // Entry point of mmap_native.node. Platform code lives in posix/ or windows/.
 #include <napi.h>
 
+#include "kernels/gemm-binding.h"
 #include "platform.h"
 #include "util/addon_data.h"
 #include "util/crc32c.h"
@@ -28,6 +29,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New<Configure>(env, "configure"));
   InitPlatform(env, exports, data);
   InitCrc32c(env, exports);
+  InitGemmKernels(env, exports);
   return exports;
 }
 

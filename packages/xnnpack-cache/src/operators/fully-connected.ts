@@ -1,9 +1,12 @@
+import type { GemmKernels } from '@memlayer/mmap-native';
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
 import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
 import type { TensorView } from '../named-data-map.js';
 import { type GemmGoiLayout, packWithLayout } from '../packing/gemm-goi.js';
 import type { XnnpackRevision } from '../packing/xnnpack-revisions.js';
+import { JavascriptGemm } from './javascript-gemm.js';
+import type { KernelChoice } from './kernel-choice.js';
 import { type OperatorSetup, operatorSetup } from './operator-setup.js';
 import { clampOutputs, type OutputRange } from './output-range.js';
 import type { GemmTiling } from './tiling.js';
@@ -36,6 +39,18 @@ export interface FullyConnectedOptions {
   readonly outputMin?: number;
   /** Outputs above are lowered to it, after the bias (XNNPACK's output_max; default +Infinity). */
   readonly outputMax?: number;
+  /**
+   * Which kernel runs: 'auto' (default) the native one of @memlayer/mmap-native's addon
+   * when it loads, else the JavaScript one; 'native' (ERR_CACHE_NATIVE_KERNELS_UNAVAILABLE
+   * without the addon); 'javascript'.
+   */
+  readonly kernels?: KernelChoice;
+  /**
+   * Threads a native run may use, the calling thread included (1 to 256, default 1): the
+   * addon's own pool, started on first use; small layers stay on the calling thread. The
+   * JavaScript kernel always runs on the calling thread.
+   */
+  readonly threads?: number;
 }
 
 /** Everything an operator is created with but its weights. */
@@ -51,6 +66,8 @@ export interface FullyConnectedOperator {
   readonly seed: number;
   /** True when creation found the packed weights in the cache (nothing was packed). */
   readonly cacheHit: boolean;
+  /** The kernel `run` uses (see FullyConnectedOptions.kernels). */
+  readonly kernels: 'native' | 'javascript';
   /** Clamping bounds applied to every output (as float32; ±Infinity when unset). */
   readonly outputMin: number;
   readonly outputMax: number;
@@ -193,9 +210,6 @@ function tooSmall(size: number | 'no', layout: GemmGoiLayout): never {
   );
 }
 
-/** Rows computed together by one pass over the packed weights. */
-const ROWS_PER_PASS = 4;
-
 class FullyConnectedNcF32 implements FullyConnectedOperator {
   readonly inputChannels: number;
   readonly outputChannels: number;
@@ -203,14 +217,13 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
   readonly offset: number;
   readonly seed: number;
   readonly cacheHit: boolean;
+  readonly kernels: 'native' | 'javascript';
   readonly #cache: WeightsCacheProvider;
   readonly #layout: GemmGoiLayout;
   readonly #range: OutputRange | null;
-  /**
-   * Input rows, each padded with zeros to K', so padded weight slots multiply zeros.
-   * Created at the first run: a model's operators are created long before they all run.
-   */
-  #rows: Float32Array | null = null;
+  readonly #native: GemmKernels | null;
+  readonly #threads: number;
+  #javascript: JavascriptGemm | null = null;
   #viewOf: Uint8Array | null = null;
   #weights: Float32Array | null = null;
 
@@ -220,17 +233,20 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     offset: number,
     cacheHit: boolean,
   ) {
-    const { plan, tiling, range } = setup;
+    const { plan, tiling, range, execution } = setup;
     const layout = plan.gemm;
     this.#cache = cache;
     this.#layout = layout;
     this.#range = range;
+    this.#native = execution.native;
+    this.#threads = execution.threads;
     this.inputChannels = layout.kc;
     this.outputChannels = layout.nc;
     this.tiling = tiling;
     this.offset = offset;
     this.seed = plan.seed;
     this.cacheHit = cacheHit;
+    this.kernels = execution.native === null ? 'javascript' : 'native';
   }
 
   get outputMin(): number {
@@ -258,22 +274,27 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
       invalidArgument(`a Float32Array of at least ${batchSize * nc} floats`, 'output', y);
     }
     // Looked up at every run: the cache may hand back a different mapping over time.
-    const w = this.#weightsView(this.#cache.offsetToAddr(this.offset));
-    this.#rows ??= new Float32Array(this.#layout.paddedKc * ROWS_PER_PASS);
-    const rows = this.#rows;
-    const kPadded = this.#layout.paddedKc;
-    let r = 0;
-    // Four rows per pass over the packed weights: each weight load feeds four products.
-    for (; r + ROWS_PER_PASS <= batchSize; r += ROWS_PER_PASS) {
-      for (let i = 0; i < ROWS_PER_PASS; i++) {
-        rows.set(input.subarray((r + i) * kc, (r + i + 1) * kc), i * kPadded);
+    const bytes = this.#cache.offsetToAddr(this.offset);
+    if (this.#native !== null) {
+      if (bytes !== this.#viewOf) {
+        checkRegion(bytes, this.#layout);
+        this.#viewOf = bytes;
       }
-      this.#runRows4(w, rows, y, r * nc);
+      // The native kernel reads the input while it writes the output: an output over the
+      // input (which the JavaScript kernel, copying rows first, allowed) reads a copy.
+      const x = overlaps(input, batchSize * kc, y, batchSize * nc)
+        ? input.slice(0, batchSize * kc)
+        : input;
+      this.#native.gemmF32(bytes, this.#layout, x, batchSize, {
+        output: y,
+        outputMin: this.outputMin,
+        outputMax: this.outputMax,
+        threads: this.#threads,
+      });
+      return y;
     }
-    for (; r < batchSize; r++) {
-      rows.set(input.subarray(r * kc, r * kc + kc));
-      this.#runRow(w, rows, y, r * nc);
-    }
+    this.#javascript ??= new JavascriptGemm(this.#layout);
+    this.#javascript.run(this.#weightsView(bytes), input, batchSize, y);
     if (this.#range !== null) clampOutputs(y, batchSize * nc, this.#range);
     return y;
   }
@@ -290,97 +311,13 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     }
     return this.#weights;
   }
+}
 
-  #runRow(w: Float32Array, x: Float32Array, y: Float32Array, yAt: number): void {
-    const { nc, nr, kr, sr, paddedKc, blockBytes } = this.#layout;
-    const mask = sr * kr - 1;
-    const blockFloats = blockBytes / 4;
-    // Floats between consecutive kr-steps of the same row: one slot per row of the block.
-    const stepStride = nr * kr;
-    let blockStart = 0;
-    for (let n0 = 0; n0 < nc; n0 += nr) {
-      const b = Math.min(nr, nc - n0);
-      const kStart = blockStart + nr;
-      let o = 0;
-      if (sr === 1) {
-        // Unshuffled: four neighbouring rows read the same columns, so share each x load.
-        for (; o + 4 <= b; o += 4) {
-          let a0 = w[blockStart + o] as number;
-          let a1 = w[blockStart + o + 1] as number;
-          let a2 = w[blockStart + o + 2] as number;
-          let a3 = w[blockStart + o + 3] as number;
-          let p = kStart + o * kr;
-          for (let t = 0; t < paddedKc; t += kr) {
-            for (let j = 0; j < kr; j++) {
-              const xv = x[t + j] as number;
-              a0 += (w[p + j] as number) * xv;
-              a1 += (w[p + kr + j] as number) * xv;
-              a2 += (w[p + 2 * kr + j] as number) * xv;
-              a3 += (w[p + 3 * kr + j] as number) * xv;
-            }
-            p += stepStride;
-          }
-          const at = yAt + n0 + o;
-          y[at] = a0;
-          y[at + 1] = a1;
-          y[at + 2] = a2;
-          y[at + 3] = a3;
-        }
-      }
-      for (; o < b; o++) {
-        let acc = w[blockStart + o] as number;
-        let p = kStart + o * kr;
-        for (let t = 0; t < paddedKc; t += kr) {
-          // Shuffled tilings rotate the columns of row o within each sr·kr group.
-          const col = sr === 1 ? t : (t & ~mask) + ((t + o * kr) & mask);
-          for (let j = 0; j < kr; j++) acc += (w[p + j] as number) * (x[col + j] as number);
-          p += stepStride;
-        }
-        y[yAt + n0 + o] = acc;
-      }
-      blockStart += blockFloats;
-    }
-  }
-
-  /** Same as #runRow for rows x[0..4) laid out K' floats apart. */
-  #runRows4(w: Float32Array, x: Float32Array, y: Float32Array, yAt: number): void {
-    const { nc, nr, kr, sr, paddedKc, blockBytes } = this.#layout;
-    const mask = sr * kr - 1;
-    const blockFloats = blockBytes / 4;
-    const stepStride = nr * kr;
-    const x1 = paddedKc;
-    const x2 = 2 * paddedKc;
-    const x3 = 3 * paddedKc;
-    let blockStart = 0;
-    for (let n0 = 0; n0 < nc; n0 += nr) {
-      const b = Math.min(nr, nc - n0);
-      const kStart = blockStart + nr;
-      for (let o = 0; o < b; o++) {
-        const bias = w[blockStart + o] as number;
-        let a0 = bias;
-        let a1 = bias;
-        let a2 = bias;
-        let a3 = bias;
-        let p = kStart + o * kr;
-        for (let t = 0; t < paddedKc; t += kr) {
-          const col = sr === 1 ? t : (t & ~mask) + ((t + o * kr) & mask);
-          for (let j = 0; j < kr; j++) {
-            const wv = w[p + j] as number;
-            const c = col + j;
-            a0 += wv * (x[c] as number);
-            a1 += wv * (x[x1 + c] as number);
-            a2 += wv * (x[x2 + c] as number);
-            a3 += wv * (x[x3 + c] as number);
-          }
-          p += stepStride;
-        }
-        const at = yAt + n0 + o;
-        y[at] = a0;
-        y[at + nc] = a1;
-        y[at + 2 * nc] = a2;
-        y[at + 3 * nc] = a3;
-      }
-      blockStart += blockFloats;
-    }
-  }
+/** Whether the first `aFloats` of a and the first `bFloats` of b share memory. */
+function overlaps(a: Float32Array, aFloats: number, b: Float32Array, bFloats: number): boolean {
+  return (
+    a.buffer === b.buffer &&
+    a.byteOffset < b.byteOffset + 4 * bFloats &&
+    b.byteOffset < a.byteOffset + 4 * aFloats
+  );
 }

@@ -7,6 +7,7 @@ import {
   type XnnpackRevision,
 } from '../packing/xnnpack-revisions.js';
 import type { FullyConnectedSettings } from './fully-connected.js';
+import { type OperatorExecution, operatorExecution } from './kernel-choice.js';
 import { type OutputRange, outputRange } from './output-range.js';
 import { assertTiling, DEFAULT_GEMM_TILING, type GemmTiling } from './tiling.js';
 
@@ -15,6 +16,7 @@ export interface OperatorSetup {
   readonly tiling: GemmTiling;
   readonly plan: FullyConnectedPlan;
   readonly range: OutputRange | null;
+  readonly execution: OperatorExecution;
 }
 
 /**
@@ -31,6 +33,8 @@ let lastOutputMax: number | undefined;
 let lastOperatorType: number | undefined;
 let lastRevision: string | undefined;
 let lastCacheRevision: string | undefined;
+let lastKernels: string | undefined;
+let lastThreads: number | undefined;
 
 /** Checks the options an operator is created with (all but its weights) and plans it. */
 export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
@@ -49,7 +53,9 @@ export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
     Object.is(options.outputMax, lastOutputMax) &&
     options.operatorType === lastOperatorType &&
     options.xnnpackRevision === lastRevision &&
-    cacheRevision === lastCacheRevision
+    cacheRevision === lastCacheRevision &&
+    options.kernels === lastKernels &&
+    options.threads === lastThreads
   ) {
     return last;
   }
@@ -66,6 +72,8 @@ export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
     lastOperatorType = options.operatorType;
     lastRevision = options.xnnpackRevision;
     lastCacheRevision = cacheRevision;
+    lastKernels = options.kernels;
+    lastThreads = options.threads;
   }
   return setup;
 }
@@ -89,7 +97,7 @@ function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): Oper
     operatorTypeFor(options),
     tiling.padding,
   );
-  return { tiling, plan, range };
+  return { tiling, plan, range, execution: operatorExecution(options.kernels, options.threads) };
 }
 
 function operatorTypeFor(options: FullyConnectedSettings): number {

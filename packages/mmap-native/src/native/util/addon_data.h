@@ -4,7 +4,15 @@
 
 #include <napi.h>
 
+#include <memory>
+
 namespace mmap_native {
+
+class ThreadPool;
+// Defined beside ThreadPool (kernels/thread-pool.cc), so this header needs only its name.
+struct ThreadPoolDeleter {
+  void operator()(ThreadPool* pool) const;
+};
 
 struct AddonData {
   // MmapError, defined in TypeScript and handed over by setErrorConstructor().
@@ -12,6 +20,9 @@ struct AddonData {
   Napi::FunctionReference file_constructor;
   Napi::FunctionReference mapping_constructor;
   Napi::FunctionReference background_write_constructor;
+  // The GEMM kernels' threads: started by the first call that asks for more than one,
+  // joined when this environment's data is deleted at its teardown.
+  std::unique_ptr<ThreadPool, ThreadPoolDeleter> gemm_pool;
 };
 
 inline AddonData* GetAddonData(Napi::Env env) { return env.GetInstanceData<AddonData>(); }

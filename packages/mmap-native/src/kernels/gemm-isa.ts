@@ -1,0 +1,16 @@
+/**
+ * The instruction sets the GEMM kernels are built for: 'avx512f', 'avx2-fma' and 'sse2'
+ * on x86-64 (each used where the CPU has it), 'portable' (plain C++) everywhere.
+ */
+export type GemmIsa = 'avx512f' | 'avx2-fma' | 'sse2' | 'portable';
+
+/** Each instruction set at the index of its code in the addon (src/native/kernels/cpu-isa.h). */
+export const GEMM_ISA_CODES: readonly GemmIsa[] = Object.freeze([
+  'portable',
+  'sse2',
+  'avx2-fma',
+  'avx512f',
+]);
+
+/** The code that asks the addon for the widest instruction set the CPU has. */
+export const BEST_GEMM_ISA_CODE = -1;
