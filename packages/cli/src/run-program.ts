@@ -31,6 +31,8 @@ export interface RunProgramOptions {
   /** Inputs as flat arrays; deterministic inputs when omitted. */
   inputs?: Float32Array[];
   repeat: number;
+  /** Threads each layer may share (the Module's `threads`; default 1). */
+  threads?: number;
   /** Disk budget of the cache file in MiB (packed_cache_max_mib); 0 or absent: none. */
   maxMib?: number;
   /** Draws packing progress (default: none). */
@@ -123,6 +125,7 @@ export function runProgram(options: RunProgramOptions): RunReport {
   const module = new Module(options.programPath, {
     registry,
     dataFiles: options.dataFiles ?? [],
+    threads: options.threads ?? 1,
   });
   const backendOptions = new LoadBackendOptionsMap().setOptions(
     'XnnpackBackend',

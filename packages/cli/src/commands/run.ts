@@ -99,6 +99,12 @@ export const runCommand: Command = {
       description:
         'the CPU to tile layers for, as XNNPACK would pick kernels on it: "x64:sse2,avx,fma3[,avx512f][,zen]", "arm64[:cortex-x4|oryon|exynos-m1|exynos-m2]" or "none" (nr8kr1sr1); default: this CPU',
     },
+    threads: {
+      type: 'string',
+      value: '<n>',
+      description:
+        'threads each layer may share, this one included (1-256, default 1): the native kernels split large layers',
+    },
     json: { type: 'boolean', description: 'print the report as one JSON document' },
   },
   async run(context) {
@@ -138,6 +144,7 @@ export const runCommand: Command = {
         batch: positiveInteger(stringFlag(context, 'batch'), '--batch', 1),
         ...(input === undefined ? {} : { inputs: readInputs(resolve(context.cwd, input)) }),
         repeat: positiveInteger(stringFlag(context, 'repeat'), '--repeat', 1),
+        threads: positiveInteger(stringFlag(context, 'threads'), '--threads', 1),
         maxMib: budgetMib(stringFlag(context, 'max-mib')),
         ...(cacheFormat === undefined ? {} : { cacheFormat: Number(cacheFormat) as 2 | 3 }),
         ...(cpuFeatures === undefined ? {} : { cpuFeatures }),

@@ -13,6 +13,8 @@ export interface BackendInitContext {
   methodName: string;
   method: MethodManifest;
   program: LoadedProgram;
+  /** Threads the method's operators may share (the Module's `threads`; default 1). */
+  threads?: number;
 }
 
 /** Where a delegate of an ExecuTorch program sits (for its messages and its data). */
@@ -22,6 +24,8 @@ export interface DelegateInitContext {
   delegateIndex: number;
   program: PteProgram;
   compileSpecs: ReadonlyMap<string, Uint8Array>;
+  /** Threads the delegate's operators may share (the Module's `threads`; default 1). */
+  threads?: number;
 }
 
 /** A delegate payload as a backend read it: what keeps it from running here, if anything. */

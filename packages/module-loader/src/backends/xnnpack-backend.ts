@@ -214,7 +214,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
         method,
         context,
         contentKeys,
-        { tiling, xnnpackRevision: options.xnnpackRevision },
+        { tiling, xnnpackRevision: options.xnnpackRevision, threads: context.threads ?? 1 },
         this.onOperatorCreated,
       ),
     );
@@ -296,7 +296,11 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
   ): XnnpackDelegateHandle {
     const graph = prepared as XnnGraph;
     const options = this.initOptions(runtimeSpecs);
-    const settings = { tiling: this.tiling, xnnpackRevision: options.xnnpackRevision };
+    const settings = {
+      tiling: this.tiling,
+      xnnpackRevision: options.xnnpackRevision,
+      threads: context.threads ?? 1,
+    };
     const namedData = new DelegateDataMap(graph, context.program, context.methodName);
     const built = this.withCache(options, namedData, (cache) =>
       createDelegateOperators(cache, graph, settings),

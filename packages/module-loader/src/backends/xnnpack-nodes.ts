@@ -44,6 +44,8 @@ export interface OperatorSettings {
   readonly tiling: GemmTiling | undefined;
   /** '' = the cache's own revision. */
   readonly xnnpackRevision: string;
+  /** Threads each operator's runs may share (1: the calling thread only). */
+  readonly threads: number;
 }
 
 /**
@@ -229,6 +231,7 @@ export function methodOptions(cache: XNNWeightsCache, settings: OperatorSettings
     outputMax: undefined,
   };
   if (settings.tiling !== undefined) options.tiling = settings.tiling;
+  if (settings.threads !== 1) options.threads = settings.threads;
   if (settings.xnnpackRevision !== '')
     options.xnnpackRevision = settings.xnnpackRevision as XnnpackRevisionOption;
   return options;

@@ -9,6 +9,9 @@ import { type LoadedProgram, loadProgram, type ProgramVerification } from '../pr
 import { PteProgram } from '../pte/pte-program.js';
 import { type LoadedMethod, loadPteMethod } from './pte-method.js';
 
+/** The native kernels' limit (@memlayer/mmap-native gemmF32). */
+const MAX_THREADS = 256;
+
 export interface ModuleConfig {
   /** Backends available to this Module's methods (default: createDefaultRegistry()). */
   registry?: BackendRegistry;
@@ -17,6 +20,12 @@ export interface ModuleConfig {
    * Module(file_path, data_files)); unused by JSON programs.
    */
   dataFiles?: readonly string[];
+  /**
+   * Threads a method's operators may share, the calling thread included (1 to 256, default
+   * 1; onnxruntime's intraOpNumThreads): the native kernels' own pool, started on first
+   * use. Small layers stay on the calling thread; the JavaScript kernel ignores it.
+   */
+  threads?: number;
 }
 
 /** What a method takes and gives, without loading it (ExecuTorch's MethodMeta, reduced). */
@@ -42,6 +51,7 @@ export interface LoadMethodOptions {
 export class Module {
   readonly programPath: string;
   readonly dataFiles: readonly string[];
+  readonly threads: number;
   private readonly registry: BackendRegistry;
   private program: LoadedProgram | PteProgram | undefined;
   private options: OwnedOptionsMap = OwnedOptionsMap.EMPTY;
@@ -60,7 +70,7 @@ export class Module {
         typeof (config.registry as Partial<BackendRegistry>).get !== 'function')
     ) {
       invalidArgument(
-        '{ registry?: BackendRegistry, dataFiles?: string[] }',
+        '{ registry?: BackendRegistry, dataFiles?: string[], threads?: number }',
         'the Module config',
         config,
       );
@@ -72,8 +82,13 @@ export class Module {
     ) {
       invalidArgument('an array of .ptd paths', 'dataFiles', dataFiles);
     }
+    const { threads = 1 } = config;
+    if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      invalidArgument(`an integer from 1 to ${MAX_THREADS}`, 'threads', threads);
+    }
     this.programPath = programPath;
     this.dataFiles = [...dataFiles];
+    this.threads = threads;
     this.registry = config.registry ?? createDefaultRegistry();
   }
 
@@ -181,7 +196,7 @@ export class Module {
     this.methods.set(
       name,
       program instanceof PteProgram
-        ? loadPteMethod(program, this.pteMethod(program, name), this.registry, chosen)
+        ? loadPteMethod(program, this.pteMethod(program, name), this.registry, chosen, this.threads)
         : this.loadGraphMethod(program, name, chosen),
     );
   }
@@ -203,7 +218,7 @@ export class Module {
     let handle: unknown;
     try {
       handle = backend.init(
-        { methodName: name, method: manifest, program },
+        { methodName: name, method: manifest, program, threads: this.threads },
         manifest.compileSpecs,
         chosen.getOptions(manifest.backend),
       );

@@ -73,6 +73,7 @@ export function loadPteMethod(
   method: PteMethod,
   registry: BackendRegistry,
   options: OwnedOptionsMap,
+  threads = 1,
 ): LoadedMethod {
   const { problems, prepared } = checkPteMethod(program, method, registry);
   if (problems.length > 0) {
@@ -97,6 +98,7 @@ export function loadPteMethod(
         delegateIndex,
         program,
         compileSpecs: descriptor.compileSpecs,
+        threads,
       };
       const handle = initDelegate(backend, delegate, context, options);
       steps.push({ args: instruction.args, backend, handle });
