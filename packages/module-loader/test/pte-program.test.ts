@@ -66,6 +66,23 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     module.dispose();
   });
 
+  test("intermediate values live in the workspace; outputs are the caller's and outlive later runs", () => {
+    const layers = makeLayers([8, 16, 12, 4]);
+    const { pte, ptd } = writeMlp(dir, 'mlp', layers);
+    const module = new Module(pte, { registry: registryWith(), dataFiles: [ptd as string] });
+    module.loadMethod('forward');
+    const [first] = module.execute('forward', [{ shape: [3, 8], data: input(3, 8) }]);
+    const kept = Float32Array.from(first?.data ?? []);
+    const workspace = (module.methodHandle('forward') as { workspace: { byteLength: number } })
+      .workspace;
+    // Two intermediates of 3 rows (16 and 12 features); the output is a fresh array.
+    expect(workspace.byteLength).toBe(3 * (16 + 12) * 4);
+    expect(first?.data.buffer.byteLength).toBe(3 * 4 * 4);
+    module.execute('forward', [{ shape: [3, 8], data: input(3, 8).map((x) => -x) }]);
+    expect(first?.data).toEqual(kept);
+    module.dispose();
+  });
+
   test('constants in the .pte, in the payload by offset, and a standalone clamp give the same outputs', () => {
     const layers = makeLayers([6, 10, 5], 3);
     let first: number[] | undefined;

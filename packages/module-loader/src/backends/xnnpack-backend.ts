@@ -70,6 +70,8 @@ export interface XnnpackDelegateHandle extends CacheBuild {
   readonly kind: 'delegate';
   readonly graph: XnnGraph;
   readonly options: Readonly<XnnpackRuntimeOptions>;
+  /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
+  readonly workspace: XnnpackWorkspace;
   destroyed: boolean;
 }
 
@@ -305,12 +307,13 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     const built = this.withCache(options, namedData, (cache) =>
       createDelegateOperators(cache, graph, settings),
     );
-    return { kind: 'delegate', graph, options, ...built, destroyed: false };
+    const workspace = this.workspaces.acquire(options.workspaceSharingMode, context.program);
+    return { kind: 'delegate', graph, options, workspace, ...built, destroyed: false };
   }
 
   execute(handle: XnnpackHandle | XnnpackDelegateHandle, inputs: readonly Tensor[]): Tensor[] {
     if (handle.kind === 'delegate')
-      return executeDelegate(handle.graph, handle.operators, inputs) as Tensor[];
+      return executeDelegate(handle.graph, handle.operators, handle.workspace, inputs) as Tensor[];
     const { method } = handle;
     if (handle.destroyed)
       throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', 'This method was destroyed');

@@ -10,6 +10,7 @@ import { describeValue, ModuleLoaderError } from '../errors.js';
 import {
   XNN_INVALID_ID,
   XNN_VALUE_FLAG_EXTERNAL_INPUT,
+  XNN_VALUE_FLAG_EXTERNAL_OUTPUT,
   XNODE_CLAMP,
   XNODE_FULLY_CONNECTED,
   type XnnGraph,
@@ -20,6 +21,7 @@ import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
 import { constantKey } from './xnnpack-delegate-data.js';
 import { methodOptions, type OperatorSettings, type ReusedOptions } from './xnnpack-nodes.js';
+import type { XnnpackWorkspace } from './xnnpack-workspace.js';
 
 /** Sets fully-connected node `n`'s shape and output range on `options`. */
 function setLayer(options: ReusedOptions, graph: XnnGraph, n: number): ReusedOptions {
@@ -77,6 +79,7 @@ export function createDelegateOperators(
 export function executeDelegate(
   graph: XnnGraph,
   operators: MethodOperators,
+  workspace: XnnpackWorkspace,
   args: readonly (Tensor | undefined)[],
 ): (Tensor | undefined)[] {
   const values = new Array<Float32Array | undefined>(graph.valueCount);
@@ -101,18 +104,19 @@ export function executeDelegate(
     values[id] = tensor.data;
     rows = tensorRows;
   }
+  const outputs = intermediateViews(graph, operators, workspace, values);
   for (let n = 0; n < graph.nodeCount; n++) {
     const input = values[graph.nodeInput[n] as number] as Float32Array;
+    const output = outputs[n] as Float32Array;
     const type = graph.nodeType[n];
-    let output: Float32Array;
     if (type === XNODE_FULLY_CONNECTED) {
       const operator = operators.get(n) as FullyConnectedOperator;
-      const batch = input.length / operator.inputChannels;
-      output = operator.run(input, batch, new Float32Array(batch * operator.outputChannels));
+      operator.run(input, input.length / operator.inputChannels, output);
     } else if (type === XNODE_CLAMP) {
-      output = clamp(input, graph.outputMin[n] as number, graph.outputMax[n] as number);
+      clamp(input, graph.outputMin[n] as number, graph.outputMax[n] as number, output);
     } else {
-      output = geluExact(Float32Array.from(input));
+      output.set(input);
+      geluExact(output);
     }
     values[graph.nodeOutput[n] as number] = output;
   }
@@ -128,11 +132,47 @@ export function executeDelegate(
   return filled;
 }
 
-function clamp(input: Float32Array, min: number, max: number): Float32Array {
-  const output = new Float32Array(input.length);
+/**
+ * Each node's output array: a fresh one for the delegate's outputs (the caller keeps them),
+ * a view of the workspace for the others, which is reused from run to run: allocating
+ * every layer's output each run cost more than the layers at batch 64.
+ */
+function intermediateViews(
+  graph: XnnGraph,
+  operators: MethodOperators,
+  workspace: XnnpackWorkspace,
+  inputs: readonly (Float32Array | undefined)[],
+): Float32Array[] {
+  const lengths = new Float64Array(graph.valueCount);
+  for (let id = 0; id < inputs.length; id++) lengths[id] = inputs[id]?.length ?? 0;
+  const scratchSizes: number[] = [];
+  const isOutput: boolean[] = [];
+  for (let n = 0; n < graph.nodeCount; n++) {
+    const inputLength = lengths[graph.nodeInput[n] as number] as number;
+    const id = graph.nodeOutput[n] as number;
+    let length = inputLength;
+    if (graph.nodeType[n] === XNODE_FULLY_CONNECTED) {
+      const operator = operators.get(n) as FullyConnectedOperator;
+      length = (inputLength / operator.inputChannels) * operator.outputChannels;
+    }
+    lengths[id] = length;
+    const output = ((graph.valueFlags[id] as number) & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) !== 0;
+    isOutput.push(output);
+    if (!output) scratchSizes.push(length);
+  }
+  const scratch = workspace.views(scratchSizes);
+  const views: Float32Array[] = [];
+  let next = 0;
+  for (let n = 0; n < graph.nodeCount; n++) {
+    const length = lengths[graph.nodeOutput[n] as number] as number;
+    views.push(isOutput[n] ? new Float32Array(length) : (scratch[next++] as Float32Array));
+  }
+  return views;
+}
+
+function clamp(input: Float32Array, min: number, max: number, output: Float32Array): void {
   for (let i = 0; i < input.length; i++) {
     const x = input[i] as number;
     output[i] = Math.min(Math.max(x, min), max);
   }
-  return output;
 }
