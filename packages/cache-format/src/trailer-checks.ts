@@ -46,6 +46,9 @@ export function checkDecodeOptions(options: DecodeOptions): DecodeOptions {
   if (options.lenient !== undefined && typeof options.lenient !== 'boolean') {
     throw invalidArgument('lenient must be a boolean');
   }
+  if (options.crc32c !== undefined && typeof options.crc32c !== 'function') {
+    throw invalidArgument('crc32c must be a function');
+  }
   return options;
 }
 

@@ -28,6 +28,7 @@ export function decodeV3(
   end: number,
   footer: FooterV3,
   expectedIdentity: string | undefined,
+  crc32c: (bytes: Uint8Array) => number,
 ): TrailerV3 {
   checkIndexStart(footer);
   const { indexStart, footerOffset } = footer;
@@ -36,7 +37,7 @@ export function decodeV3(
 
   // Nothing in the trailer is trusted before its CRC matches.
   const crcEnd = footerOffset + F.trailerCrc32c;
-  const actual = crc32cOf(bytes.subarray(indexStart - base, crcEnd - base));
+  const actual = crc32c(bytes.subarray(indexStart - base, crcEnd - base)) >>> 0;
   if (actual !== footer.trailerCrc32c) {
     throw new XpwcFormatError(
       'ERR_XPWC_CHECKSUM',

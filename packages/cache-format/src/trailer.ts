@@ -1,6 +1,7 @@
 // Entry points of the trailer codec: dispatch on the footer's version (v2 or v3).
 import { assertBytes, isSafeOffset, toFileSize } from './bytes.js';
 import { VERSION_2, VERSION_3 } from './constants.js';
+import { crc32cOf } from './crc.js';
 import { invalidArgument, XpwcFormatError } from './errors.js';
 import { parseFooter } from './footer.js';
 import { MAX_ENTRY_COUNT } from './limits.js';
@@ -33,10 +34,10 @@ export function decodeTrailer(
       `bytes is ${bytes.length} long, more than fileSize ${end}`,
     );
   }
-  const { expectedIdentity, lenient } = checkDecodeOptions(options);
+  const { expectedIdentity, lenient, crc32c = crc32cOf } = checkDecodeOptions(options);
   const footer = parseFooter(bytes, end);
   if (footer.version === VERSION_2) return decodeV2(bytes, end, footer, lenient === true);
-  return decodeV3(bytes, end, footer, expectedIdentity);
+  return decodeV3(bytes, end, footer, expectedIdentity, crc32c);
 }
 
 export interface EncodeOptionsV2 {

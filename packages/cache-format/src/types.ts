@@ -153,4 +153,10 @@ export interface DecodeOptions {
    * v3 trailers.
    */
   readonly lenient?: boolean;
+  /**
+   * The CRC32C (Castagnoli) a v3 trailer is checked with (default `crc32cOf`): a reader that
+   * has a native one (e.g. `@memlayer/mmap-native`'s `crc32c`) checks a large index without
+   * running the JavaScript one cold. It must compute the same function.
+   */
+  readonly crc32c?: (bytes: Uint8Array) => number;
 }

@@ -2,6 +2,7 @@
 // correct CRC (unless the CRC is the rule under test), so each breaks exactly one rule.
 import { describe, expect, it } from 'vitest';
 import {
+  crc32cOf,
   decodeTrailer,
   encodeTrailer,
   MAX_ENTRY_COUNT,
@@ -223,5 +224,30 @@ describe('v3 trailer', () => {
       { indexStart: AT, identity: 'id', generation: 9, prevGeneration: 4, prevTrailerEnd: 5000 },
     );
     expect(encoded).toEqual(bytes);
+  });
+});
+
+describe('v3 trailer checked with a CRC32C of the reader', () => {
+  it('checks the trailer with the given function: the same bytes, the same verdict', () => {
+    const { bytes, end } = trailer();
+    const seen: number[] = [];
+    const t = decodeTrailer(bytes, end, {
+      crc32c: (covered) => {
+        seen.push(covered.length);
+        return crc32cOf(covered);
+      },
+    });
+    expect(t.entries.length).toBe(2);
+    // Everything from index_start up to the footer's CRC field.
+    expect(seen).toEqual([bytes.length - V3_FOOTER_SIZE + 44]);
+  });
+
+  it('a function that disagrees rejects the trailer; anything but a function is refused', () => {
+    const { bytes, end } = trailer();
+    expectError(() => decodeTrailer(bytes, end, { crc32c: () => 0 }), 'ERR_XPWC_CHECKSUM');
+    expectError(
+      () => decodeTrailer(bytes, end, { crc32c: 'fast' as unknown as () => number }),
+      'ERR_XPWC_INVALID_ARGUMENT',
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
 } from '@memlayer/cache-format';
 import { writeAll, writeFileAtomically } from './atomic-replace.js';
 import type { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 import { StorageFallback } from './fallback.js';
 import type { CacheFormat, CommittedIndex } from './index-io.js';
 import { toIndex } from './index-io.js';
@@ -63,6 +64,7 @@ export function judgeCacheFile(
     const { trailer, commit } = readTrailer((o, l) => file.read(o, l), size, {
       expectedIdentity: identity,
       lenient: true,
+      crc32c: dataCrc32c,
     });
     const tolerated = trailer.version === 2 ? (trailer.tolerated ?? []) : [];
     const damaged = commit?.skipped[0]?.error;

@@ -19,6 +19,7 @@ import {
   type XpwcEntryV3,
 } from '@memlayer/cache-format';
 import type { CacheFile } from './cache-file.js';
+import { dataCrc32c } from './data-crc.js';
 
 export type CacheFormat = 2 | 3;
 
@@ -156,6 +157,7 @@ export function readNewestIndex(file: CacheFile, identity: string): CommittedInd
     const { trailer, commit } = readTrailer((o, l) => file.read(o, l), size, {
       expectedIdentity: identity,
       lenient: true,
+      crc32c: dataCrc32c,
     });
     return toIndex(trailer, commit?.slot.generation ?? 0);
   } catch (error) {
