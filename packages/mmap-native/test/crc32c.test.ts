@@ -5,16 +5,8 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { tryLoadAddon } from '../src/backends/posix/addon.js';
 import { ARGUMENT_ERROR_CODES, crc32c, crc32cImplementation } from '../src/index.js';
+import { bitwiseCrc32c } from './bitwise-crc32c.js';
 import { lastJson, runNodeFixture } from './helpers.js';
-
-function bitwiseCrc32c(bytes: Uint8Array, previous = 0): number {
-  let crc = ~previous >>> 0;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0x82f63b78 : crc >>> 1;
-  }
-  return ~crc >>> 0;
-}
 
 function codeOf(fn: () => unknown): string {
   try {
