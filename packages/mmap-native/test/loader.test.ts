@@ -1,6 +1,8 @@
 // The loader, exercised on copies of the package: one with nothing built, one with this
 // platform's package installed (working or broken), one with a broken source build. The
-// real build and the workspace's platform package are never touched.
+// real build and the workspace's platform package are never touched. Each copy is probed
+// from its sources and from its build (dist/index.js, one bundled file, where the loader's
+// module is no longer in src/backends/posix/): the addon is found from either.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +34,8 @@ function copyPackage(into: string, platformAddon?: string | Buffer): string {
     recursive: true,
     filter: (source) => !source.includes('/native'),
   });
+  // The build, made by turbo before tests.
+  cpSync(join(packageDir, 'dist'), join(root, 'dist'), { recursive: true });
   cpSync(join(packageDir, 'package.json'), join(root, 'package.json'));
   const modules = join(root, 'node_modules');
   mkdirSync(join(modules, '@memlayer'), { recursive: true });
@@ -68,13 +72,22 @@ function sourceBuild(root: string, contents: string | Buffer): void {
   writeFileSync(join(root, 'addon', 'build', 'Release', 'mmap_native.node'), contents);
 }
 
-async function probe(root: string, choice: string, dir: string, opens = 1): Promise<Probe> {
+type From = 'src' | 'dist';
+
+async function probe(
+  root: string,
+  from: From,
+  choice: string,
+  dir: string,
+  opens = 1,
+): Promise<Probe> {
   // cwd stays in this package so `--import tsx` resolves.
   const result = await runChild(process.execPath, [
     ...nodeArgs(join(root, 'test', 'fixtures', 'loader-probe.ts')),
     choice,
     dir,
     String(opens),
+    from,
   ]);
   expect(result.code).toBe(0);
   const { gemm, ...rest } = lastJson<Probe>(result);
@@ -99,55 +112,57 @@ describe('addon loader', () => {
     expect(addon.externalBuffersAllowed()).toBe(true);
   });
 
-  it('says exactly what to run when there is no addon at all', async () => {
-    const root = copyPackage(join(dir, 'unbuilt'));
-    const forced = await probe(root, 'posix', dir);
-    expect(forced.isMmapError).toBe(true);
-    expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
-    expect(forced.message).toContain(PLATFORM_PACKAGE);
-    expect(forced.message).toContain(`\`node ${join(root, 'scripts', 'build-addon.mjs')}\``);
-    expect(forced.message).toContain(`\`${BUILD_COMMAND}\``);
-    expect(BUILD_COMMAND).toBe('pnpm --filter @memlayer/mmap-native build:addon');
-    expect(forced.warnings).toEqual([]);
-    // Automatic selection falls back to the heap backend, which works, and says so once.
-    expect(await probe(root, 'auto', dir, 3)).toEqual(heapWithWarning);
-    // Asking for the heap backend is not a fallback: no warning.
-    expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
-    // No addon, no GEMM kernels: null, not an error.
-    expect(gemmByProbe.get(root)).toBeNull();
-  });
-
-  it.runIf(process.platform === 'linux' && process.arch === 'x64')(
-    "loads this platform's package first, and counts one that does not load as missing",
-    async () => {
-      // Installed and loading: used, even next to a broken source build (never loaded).
-      const prebuilt = copyPackage(join(dir, 'prebuilt'), readFileSync(built));
-      sourceBuild(prebuilt, 'not an ELF file');
-      expect(await probe(prebuilt, 'auto', dir)).toEqual(posix);
-      expect(await probe(prebuilt, 'posix', dir)).toEqual(posix);
-      expect(gemmByProbe.get(prebuilt)).toBe(loadGemmKernels()?.isa);
-      // Installed but not loading (a system older than it needs), nothing else: heap.
-      const broken = copyPackage(join(dir, 'broken-prebuilt'), 'not an ELF file');
-      expect(await probe(broken, 'auto', dir)).toEqual(heapWithWarning);
-      const forced = await probe(broken, 'posix', dir);
+  describe.each(['src', 'dist'] as const)('from %s', (from) => {
+    it('says exactly what to run when there is no addon at all', async () => {
+      const root = copyPackage(join(dir, from, 'unbuilt'));
+      const forced = await probe(root, from, 'posix', dir);
+      expect(forced.isMmapError).toBe(true);
       expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
-      expect(forced.message).toContain('mmap_native.node did not load');
-      // ... and with a source build beside it, that one is used.
-      sourceBuild(broken, readFileSync(built));
-      expect(await probe(broken, 'auto', dir)).toEqual(posix);
-    },
-  );
+      expect(forced.message).toContain(PLATFORM_PACKAGE);
+      expect(forced.message).toContain(`\`node ${join(root, 'scripts', 'build-addon.mjs')}\``);
+      expect(forced.message).toContain(`\`${BUILD_COMMAND}\``);
+      expect(BUILD_COMMAND).toBe('pnpm --filter @memlayer/mmap-native build:addon');
+      expect(forced.warnings).toEqual([]);
+      // Automatic selection falls back to the heap backend, which works, and says so once.
+      expect(await probe(root, from, 'auto', dir, 3)).toEqual(heapWithWarning);
+      // Asking for the heap backend is not a fallback: no warning.
+      expect(await probe(root, from, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
+      // No addon, no GEMM kernels: null, not an error.
+      expect(gemmByProbe.get(root)).toBeNull();
+    });
 
-  it('rethrows load errors of a source build instead of hiding them', async () => {
-    const root = copyPackage(join(dir, 'broken'));
-    sourceBuild(root, 'not an ELF file');
-    for (const choice of ['auto', 'posix']) {
-      const result = await probe(root, choice, dir);
-      expect(result.isMmapError).toBe(false);
-      expect(result.code).toBe('ERR_DLOPEN_FAILED');
-    }
-    // The heap backend still works: it only borrows flock from the addon.
-    expect(await probe(root, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
+    it.runIf(process.platform === 'linux' && process.arch === 'x64')(
+      "loads this platform's package first, and counts one that does not load as missing",
+      async () => {
+        // Installed and loading: used, even next to a broken source build (never loaded).
+        const prebuilt = copyPackage(join(dir, from, 'prebuilt'), readFileSync(built));
+        sourceBuild(prebuilt, 'not an ELF file');
+        expect(await probe(prebuilt, from, 'auto', dir)).toEqual(posix);
+        expect(await probe(prebuilt, from, 'posix', dir)).toEqual(posix);
+        expect(gemmByProbe.get(prebuilt)).toBe(loadGemmKernels()?.isa);
+        // Installed but not loading (a system older than it needs), nothing else: heap.
+        const broken = copyPackage(join(dir, from, 'broken-prebuilt'), 'not an ELF file');
+        expect(await probe(broken, from, 'auto', dir)).toEqual(heapWithWarning);
+        const forced = await probe(broken, from, 'posix', dir);
+        expect(forced.code).toBe('ERR_MMAP_ADDON_NOT_BUILT');
+        expect(forced.message).toContain('mmap_native.node did not load');
+        // ... and with a source build beside it, that one is used.
+        sourceBuild(broken, readFileSync(built));
+        expect(await probe(broken, from, 'auto', dir)).toEqual(posix);
+      },
+    );
+
+    it('rethrows load errors of a source build instead of hiding them', async () => {
+      const root = copyPackage(join(dir, from, 'broken'));
+      sourceBuild(root, 'not an ELF file');
+      for (const choice of ['auto', 'posix']) {
+        const result = await probe(root, from, choice, dir);
+        expect(result.isMmapError).toBe(false);
+        expect(result.code).toBe('ERR_DLOPEN_FAILED');
+      }
+      // The heap backend still works: it only borrows flock from the addon.
+      expect(await probe(root, from, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
+    });
   });
 
   it.runIf(process.platform === 'linux' && process.arch === 'x64')(

@@ -87,7 +87,8 @@ export interface NativeAddon {
 export const BUILD_COMMAND = 'pnpm --filter @memlayer/mmap-native build:addon';
 const PACKAGE_NAME = '@memlayer/mmap-native';
 
-// Works from src/ (tests, tsx) and from dist/ alike: walk up to our own package.json.
+// Works from src/backends/posix/ (tests, tsx) and from the bundle dist/index.js alike: walk
+// up to our own package.json.
 function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
