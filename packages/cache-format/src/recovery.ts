@@ -168,7 +168,9 @@ function* committedTrailerSteps(size: number, options: DecodeOptions): Steps<Com
     let trailer: Trailer;
     try {
       const bytes = yield { offset: slot.trailerOffset, length: slot.trailerLength };
-      trailer = decodeTrailer(bytes, end);
+      // The identity is judged below, per slot; only the reader's CRC32C goes down.
+      const { crc32c } = options;
+      trailer = decodeTrailer(bytes, end, crc32c === undefined ? {} : { crc32c });
       if (trailer.version !== VERSION_3) {
         throw new XpwcFormatError(
           'ERR_XPWC_BAD_FIELD',

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   COMMIT_SLOT_OFFSETS,
+  crc32cOf,
   decodeHeader,
   readCommittedTrailer,
   readCommittedTrailerAsync,
@@ -38,6 +39,21 @@ const names = (f: MemFile) =>
   readCommittedTrailer(f.read, f.size).trailer.entries.map((e) => e.name);
 
 describe('readCommittedTrailer', () => {
+  it("checks each committed trailer with the reader's CRC32C when given one", () => {
+    const f = twoCommits();
+    let calls = 0;
+    const counted = (bytes: Uint8Array) => {
+      calls++;
+      return crc32cOf(bytes);
+    };
+    expect(readTrailer(f.read, f.size, { crc32c: counted }).trailer.generation).toBe(2);
+    expect(calls).toBe(1);
+    // One that disagrees makes every commit unusable, as a torn trailer would.
+    expect(() => readCommittedTrailer(f.read, f.size, { crc32c: () => 1 })).toThrow(
+      expect.objectContaining({ code: 'ERR_XPWC_NO_COMMIT' }),
+    );
+  });
+
   it('returns the newest commit after clean commits', () => {
     const f = twoCommits();
     const c = readCommittedTrailer(f.read, f.size, { expectedIdentity: IDENTITY });

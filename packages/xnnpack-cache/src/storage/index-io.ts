@@ -126,7 +126,7 @@ export function planIndexCommit(
   const header = decodeHeader(file.read(0, V3_HEADER_READ_SIZE));
   let loaded: Parameters<typeof planCommit>[1] = null;
   try {
-    loaded = readCommittedTrailer(read, indexStart);
+    loaded = readCommittedTrailer(read, indexStart, { crc32c: dataCrc32c });
   } catch (error) {
     if (!isXpwcFormatError(error) || error.code !== 'ERR_XPWC_NO_COMMIT') throw error;
   }
