@@ -216,6 +216,29 @@ function scenarios(round) {
     ),
   );
 
+  // GEMM plans: one per instruction set run on the calling thread and split, plans
+  // dropped to the collector (their finalizer frees them), runs refused in C++
+  const gemmPacked = new Uint8Array(packedGemm.buffer);
+  for (const isa of addon.gemmIsas()) {
+    const code = ['portable', 'sse2', 'avx2-fma', 'avx512f'].indexOf(isa);
+    for (const threads of [1, 3]) {
+      const plan = addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1e9, threads, code);
+      gemmOutput.fill(0);
+      addon.gemmF32Run(plan, gemmPacked, gemmInput, gemmOutput, batch);
+      if (gemmOutput[batch * nc - 1] !== 0.25 + 0.25 * 0.5 * kc) {
+        failures.push(`gemm plan ${isa}: ${gemmOutput[batch * nc - 1]}`);
+      }
+    }
+  }
+  for (let i = 0; i < 50; i++) addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1, 1, -1);
+  const gemmPlan = addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1, 1, -1);
+  expectCode('TypeError', () => addon.gemmF32Run({}, gemmPacked, gemmInput, gemmOutput, batch));
+  expectCode('TypeError', () => addon.gemmF32Run(file, gemmPacked, gemmInput, gemmOutput, batch));
+  expectCode('RangeError', () =>
+    addon.gemmF32Run(gemmPlan, gemmPacked.subarray(4), gemmInput, gemmOutput, batch),
+  );
+  expectCode('RangeError', () => addon.gemmF32Plan(0, kc, 16, 1, 1, 0, -1, 1, 1, -1));
+
   // a file and a mapping dropped without close(): destructor and finalizer
   const dropped = new addon.File(path, 1, 0);
   dropped.map(0, page, true, MAX);

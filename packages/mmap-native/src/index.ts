@@ -26,10 +26,12 @@ export { NO_GC_WINDOW_BYTES } from './gc-window.js';
 export type { GemmIsa } from './kernels/gemm-isa.js';
 export {
   type GemmF32Options,
+  type GemmF32Settings,
   type GemmKernels,
   loadGemmKernels,
   type PackedGemmLayout,
 } from './kernels/gemm-kernels.js';
+export type { PreparedGemmF32 } from './kernels/prepared-gemm.js';
 export {
   liveMappingCount,
   MAP_COUNT_HEADROOM,

@@ -83,6 +83,22 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     module.dispose();
   });
 
+  test('a chain of layers runs through two buffers of the workspace, at any batch, run after run', () => {
+    const layers = makeLayers([8, 16, 16, 16, 16, 4]);
+    const { pte, ptd } = writeMlp(dir, 'chain', layers);
+    const module = new Module(pte, { registry: registryWith(), dataFiles: [ptd as string] });
+    module.loadMethod('forward');
+    const workspace = (module.methodHandle('forward') as { workspace: { byteLength: number } })
+      .workspace;
+    for (const rows of [3, 5, 3, 3]) {
+      const [out] = module.execute('forward', [{ shape: [rows, 8], data: input(rows, 8) }]);
+      expectNearReference(out?.data, reference(layers, input(rows, 8), rows));
+    }
+    // Four intermediates of 16 features, each read by the next layer only: two at a time.
+    expect(workspace.byteLength).toBe(2 * 5 * 16 * 4);
+    module.dispose();
+  });
+
   test('constants in the .pte, in the payload by offset, and a standalone clamp give the same outputs', () => {
     const layers = makeLayers([6, 10, 5], 3);
     let first: number[] | undefined;

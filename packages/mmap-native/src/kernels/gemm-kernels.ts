@@ -3,14 +3,20 @@
 // style; the addon checks them again, so no call can make it read or write out of bounds.
 import { tryLoadAddon } from '../backends/posix/addon.js';
 import {
-  expectFloat32Array,
-  expectInteger,
-  expectNumber,
-  expectObject,
-  expectOneOf,
-  fail,
-} from '../validate.js';
-import { BEST_GEMM_ISA_CODE, GEMM_ISA_CODES, type GemmIsa } from './gemm-isa.js';
+  type CheckedSettings,
+  checkInput,
+  checkLayout,
+  checkPacked,
+  checkSettings,
+  outputFor,
+} from './gemm-checks.js';
+import type { GemmIsa } from './gemm-isa.js';
+import {
+  type NativeGemmPlan,
+  type NativeGemmRun,
+  PreparedGemm,
+  type PreparedGemmF32,
+} from './prepared-gemm.js';
 
 /**
  * The shape and tiling of weights packed by XNNPACK's xnn_pack_f32_gemm_goi_w (one group):
@@ -31,9 +37,8 @@ export interface PackedGemmLayout {
   readonly extraBytes?: number | undefined;
 }
 
-export interface GemmF32Options {
-  /** Where the [batch][nc] result goes (at least batch·nc floats; default: a new array). */
-  readonly output?: Float32Array | undefined;
+/** What a GEMM is run with besides its buffers: the same for every run of a layer. */
+export interface GemmF32Settings {
   /** Outputs below (and NaN) become it, after the bias (default -Infinity). As float32. */
   readonly outputMin?: number | undefined;
   /** Outputs above become it, after the bias (default +Infinity). As float32. */
@@ -45,6 +50,11 @@ export interface GemmF32Options {
   readonly threads?: number | undefined;
   /** An instruction set of `isas` to use instead of `isa` (to compare or test kernels). */
   readonly isa?: GemmIsa | undefined;
+}
+
+export interface GemmF32Options extends GemmF32Settings {
+  /** Where the [batch][nc] result goes (at least batch·nc floats; default: a new array). */
+  readonly output?: Float32Array | undefined;
 }
 
 export interface GemmKernels {
@@ -65,6 +75,11 @@ export interface GemmKernels {
     batch: number,
     options?: GemmF32Options,
   ): Float32Array;
+  /**
+   * gemmF32 for one layout and settings, checked once: each `run` then checks only its
+   * buffers and batch (for a layer run many times, as a model's are).
+   */
+  prepareGemmF32(layout: PackedGemmLayout, settings?: GemmF32Settings): PreparedGemmF32;
 }
 
 /** The functions src/native/kernels/gemm-binding.cc adds to the addon. */
@@ -85,12 +100,21 @@ interface KernelsAddon {
     threads: number,
     isa: number,
   ): void;
+  gemmF32Plan(
+    nc: number,
+    kc: number,
+    nr: number,
+    kr: number,
+    sr: number,
+    extraBytes: number,
+    outputMin: number,
+    outputMax: number,
+    threads: number,
+    isa: number,
+  ): NativeGemmPlan;
+  gemmF32Run: NativeGemmRun;
   gemmIsas(): GemmIsa[];
 }
-
-const MAX_DIMENSION = 2 ** 31 - 1;
-const MAX_TILE = 4096;
-const MAX_THREADS = 256;
 
 /**
  * The GEMM kernels, or null when there is no addon (a machine without the prebuilt addon
@@ -99,7 +123,13 @@ const MAX_THREADS = 256;
  */
 export function loadGemmKernels(): GemmKernels | null {
   const addon = tryLoadAddon() as unknown as Partial<KernelsAddon> | null;
-  if (addon === null || typeof addon.gemmF32 !== 'function' || addon.gemmIsas === undefined) {
+  if (
+    addon === null ||
+    typeof addon.gemmF32 !== 'function' ||
+    typeof addon.gemmF32Plan !== 'function' ||
+    typeof addon.gemmF32Run !== 'function' ||
+    addon.gemmIsas === undefined
+  ) {
     return null;
   }
   const native = addon as KernelsAddon;
@@ -114,6 +144,8 @@ export function loadGemmKernels(): GemmKernels | null {
       batch: number,
       options?: GemmF32Options,
     ) => gemmF32(native, isas, packed, layout, input, batch, options),
+    prepareGemmF32: (layout: PackedGemmLayout, settings?: GemmF32Settings) =>
+      prepareGemmF32(native, isas, layout, settings),
   });
 }
 
@@ -126,57 +158,11 @@ function gemmF32(
   batch: number,
   options: GemmF32Options | undefined,
 ): Float32Array {
-  const { nc, kc, nr, kr, sr, extraBytes } = checkLayout(layout);
-  const packedBytes = packedByteLength(packed);
-  const blocks = Math.ceil(nc / nr);
-  const paddedKc = Math.ceil(kc / (sr * kr)) * sr * kr;
-  const needed = blocks * (nr * (1 + paddedKc) * 4 + extraBytes);
-  if (packedBytes < needed) {
-    fail('ERR_OUT_OF_RANGE', `at least ${needed} bytes of packed weights`, 'packed', packed);
-  }
-  expectInteger(batch, 'batch', 1, MAX_DIMENSION);
-  expectFloat32Array(input, 'input');
-  if (input.length < batch * kc) {
-    fail('ERR_OUT_OF_RANGE', `at least batch·kc = ${batch * kc} floats`, 'input', input);
-  }
-  const settings = expectObject(options, 'options') as GemmF32Options;
-  let output = settings.output;
-  if (output === undefined) output = new Float32Array(batch * nc);
-  else {
-    expectFloat32Array(output, 'options.output');
-    if (output.length < batch * nc) {
-      fail(
-        'ERR_OUT_OF_RANGE',
-        `at least batch·nc = ${batch * nc} floats`,
-        'options.output',
-        output,
-      );
-    }
-  }
-  const outputMin =
-    settings.outputMin === undefined
-      ? Number.NEGATIVE_INFINITY
-      : Math.fround(expectNumber(settings.outputMin, 'options.outputMin'));
-  const outputMax =
-    settings.outputMax === undefined
-      ? Number.POSITIVE_INFINITY
-      : Math.fround(expectNumber(settings.outputMax, 'options.outputMax'));
-  if (outputMin > outputMax) {
-    fail(
-      'ERR_OUT_OF_RANGE',
-      `a number >= outputMin (${outputMin})`,
-      'options.outputMax',
-      outputMax,
-    );
-  }
-  const threads =
-    settings.threads === undefined
-      ? 1
-      : expectInteger(settings.threads, 'options.threads', 1, MAX_THREADS);
-  const isa =
-    settings.isa === undefined
-      ? BEST_GEMM_ISA_CODE
-      : GEMM_ISA_CODES.indexOf(expectOneOf(settings.isa, 'options.isa', isas));
+  const { nc, kc, nr, kr, sr, extraBytes, packedBytes } = checkLayout(layout);
+  checkPacked(packed, packedBytes);
+  checkInput(input, batch, kc);
+  const settings = checkSettings(options, 'options', isas);
+  const output = outputFor(options?.output, batch, nc, 'options.output');
   native.gemmF32(
     packed,
     input,
@@ -188,50 +174,34 @@ function gemmF32(
     kr,
     sr,
     extraBytes,
-    outputMin,
-    outputMax,
-    threads,
-    isa,
+    settings.outputMin,
+    settings.outputMax,
+    settings.threads,
+    settings.isa,
   );
   return output;
 }
 
-function checkLayout(
+function prepareGemmF32(
+  native: KernelsAddon,
+  isas: readonly GemmIsa[],
   layout: PackedGemmLayout,
-): Required<{ [K in keyof PackedGemmLayout]: number }> {
-  if (layout === undefined) fail('ERR_INVALID_ARG_TYPE', 'an object', 'layout', layout);
-  const fields = expectObject(layout, 'layout');
-  const nc = expectInteger(fields['nc'], 'layout.nc', 1, MAX_DIMENSION);
-  const kc = expectInteger(fields['kc'], 'layout.kc', 1, MAX_DIMENSION);
-  const nr = expectInteger(fields['nr'], 'layout.nr', 1, MAX_TILE);
-  const kr = expectInteger(fields['kr'], 'layout.kr', 1, MAX_TILE);
-  const sr = expectInteger(fields['sr'], 'layout.sr', 1, MAX_TILE);
-  const extraBytes =
-    fields['extraBytes'] === undefined
-      ? 0
-      : expectInteger(fields['extraBytes'], 'layout.extraBytes', 0, MAX_DIMENSION);
-  const skr = sr * kr;
-  if ((skr & (skr - 1)) !== 0) {
-    fail('ERR_INVALID_ARG_VALUE', 'sr·kr to be a power of two', 'layout.sr·kr', skr);
-  }
-  if (extraBytes % 4 !== 0) {
-    fail('ERR_INVALID_ARG_VALUE', 'a multiple of 4', 'layout.extraBytes', extraBytes);
-  }
-  return { nc, kc, nr, kr, sr, extraBytes };
-}
-
-function packedByteLength(packed: unknown): number {
-  if (packed instanceof Uint8Array) {
-    if (packed.byteOffset % 4 !== 0) {
-      fail(
-        'ERR_INVALID_ARG_VALUE',
-        'a view that starts at a multiple of 4 bytes',
-        'packed',
-        packed,
-      );
-    }
-    return packed.byteLength;
-  }
-  if (packed instanceof ArrayBuffer) return packed.byteLength;
-  return fail('ERR_INVALID_ARG_TYPE', 'a Uint8Array or an ArrayBuffer', 'packed', packed);
+  options: GemmF32Settings | undefined,
+): PreparedGemmF32 {
+  const checked = checkLayout(layout);
+  const { nc, kc, nr, kr, sr, extraBytes } = checked;
+  const settings: CheckedSettings = checkSettings(options, 'settings', isas);
+  const plan = native.gemmF32Plan(
+    nc,
+    kc,
+    nr,
+    kr,
+    sr,
+    extraBytes,
+    settings.outputMin,
+    settings.outputMax,
+    settings.threads,
+    settings.isa,
+  );
+  return new PreparedGemm(checked, native.gemmF32Run, plan);
 }

@@ -21,6 +21,7 @@ import type {
   PreparedDelegate,
   Tensor,
 } from './backend.js';
+import { IntermediateArena, type NodeOutputs } from './intermediate-arena.js';
 import type { MethodOperators } from './method-operators.js';
 import type { NodeKeyColumns } from './node-keys.js';
 import type { WeightsCacheLease, WeightsCacheSource } from './weights-cache-source.js';
@@ -72,6 +73,8 @@ export interface XnnpackDelegateHandle extends CacheBuild {
   readonly options: Readonly<XnnpackRuntimeOptions>;
   /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
   readonly workspace: XnnpackWorkspace;
+  /** This method's intermediate values in the workspace. */
+  readonly intermediates: IntermediateArena;
   destroyed: boolean;
 }
 
@@ -97,6 +100,8 @@ export interface XnnpackHandle {
   readonly contentKeys: ReadonlyMap<number, { kernel: string; bias: string | null }>;
   /** Scratch for intermediate values, shared as workspace_sharing_mode says. */
   readonly workspace: XnnpackWorkspace;
+  /** This method's intermediate values in the workspace. */
+  readonly intermediates: IntermediateArena;
   /** The program's weight-loading cost when this method was ready (stats, headers, hashing). */
   readonly weightStats: WeightStats;
   readonly cache: XNNWeightsCache;
@@ -221,6 +226,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       ),
     );
     const { operators, packedDataNames, cache, cacheHits, lease } = built;
+    const workspace = this.workspaces.acquire(options.workspaceSharingMode, program);
     return {
       kind: 'graph',
       method,
@@ -228,7 +234,8 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       operators: operators as MethodOperators,
       packedDataNames,
       contentKeys,
-      workspace: this.workspaces.acquire(options.workspaceSharingMode, program),
+      workspace,
+      intermediates: new IntermediateArena(workspace),
       weightStats: program.weightStats(),
       cache,
       cacheHits,
@@ -308,12 +315,26 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       createDelegateOperators(cache, graph, settings),
     );
     const workspace = this.workspaces.acquire(options.workspaceSharingMode, context.program);
-    return { kind: 'delegate', graph, options, workspace, ...built, destroyed: false };
+    const intermediates = new IntermediateArena(workspace);
+    return {
+      kind: 'delegate',
+      graph,
+      options,
+      workspace,
+      intermediates,
+      ...built,
+      destroyed: false,
+    };
   }
 
   execute(handle: XnnpackHandle | XnnpackDelegateHandle, inputs: readonly Tensor[]): Tensor[] {
     if (handle.kind === 'delegate')
-      return executeDelegate(handle.graph, handle.operators, handle.workspace, inputs) as Tensor[];
+      return executeDelegate(
+        handle.graph,
+        handle.operators,
+        handle.intermediates,
+        inputs,
+      ) as Tensor[];
     const { method } = handle;
     if (handle.destroyed)
       throw new ModuleLoaderError('ERR_METHOD_NOT_LOADED', 'This method was destroyed');
@@ -343,32 +364,18 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       values.set(spec.name, tensor);
     });
     // Intermediate values live in the workspace; method outputs are fresh arrays.
-    const outputs = new Set(method.outputs);
-    const shapes = new Map<string, [number, number]>();
-    for (const [name, tensor] of values) shapes.set(name, tensor.shape);
-    const scratchSizes: number[] = [];
-    method.graph.forEach((node, index) => {
-      const [rows, columns] = shapes.get(node.input) as [number, number];
-      const width =
-        node.op === 'linear'
-          ? (handle.operators.get(index) as FullyConnectedOperator).outputChannels
-          : columns;
-      shapes.set(node.output, [rows, width]);
-      if (!outputs.has(node.output)) scratchSizes.push(rows * width);
-    });
-    const scratch = handle.workspace.views(scratchSizes);
-    let next = 0;
+    let key = '';
+    for (const spec of method.inputs) key += `${(values.get(spec.name) as Tensor).data.length},`;
+    const outputs = handle.intermediates.outputs(key, () => graphNodeOutputs(handle, values));
     method.graph.forEach((node, index) => {
       const input = values.get(node.input) as Tensor;
-      const shape = shapes.get(node.output) as [number, number];
-      const size = shape[0] * shape[1];
-      const out = outputs.has(node.output)
-        ? new Float32Array(size)
-        : (scratch[next++] as Float32Array);
+      const out = outputs[index] as Float32Array;
+      const rows = input.shape[0];
+      const shape: [number, number] = [rows, out.length / rows];
       if (node.op === 'linear') {
-        (handle.operators.get(index) as FullyConnectedOperator).run(input.data, shape[0], out);
+        (handle.operators.get(index) as FullyConnectedOperator).run(input.data, rows, out);
       } else {
-        out.set(input.data.subarray(0, size));
+        out.set(input.data.subarray(0, out.length));
         (node.op === 'relu' ? relu : gelu)(out);
       }
       values.set(node.output, { shape, data: out });
@@ -384,6 +391,37 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     handle.operators.clear();
     handle.lease?.release();
   }
+}
+
+/** Each node's output of a graph method run on `inputs` (see IntermediateArena). */
+function graphNodeOutputs(handle: XnnpackHandle, inputs: ReadonlyMap<string, Tensor>): NodeOutputs {
+  const { method } = handle;
+  const outputs = new Set(method.outputs);
+  const rowsOf = new Map<string, number>();
+  const widthOf = new Map<string, number>();
+  for (const [name, tensor] of inputs) {
+    rowsOf.set(name, tensor.shape[0]);
+    widthOf.set(name, tensor.shape[1]);
+  }
+  // The node that wrote each value last (none: a method input).
+  const writer = new Map<string, number>();
+  const nodes = { lengths: [] as number[], external: [] as boolean[], lastUses: [] as number[] };
+  method.graph.forEach((node, index) => {
+    const from = writer.get(node.input);
+    if (from !== undefined) nodes.lastUses[from] = index;
+    const rows = rowsOf.get(node.input) as number;
+    const width =
+      node.op === 'linear'
+        ? (handle.operators.get(index) as FullyConnectedOperator).outputChannels
+        : (widthOf.get(node.input) as number);
+    rowsOf.set(node.output, rows);
+    widthOf.set(node.output, width);
+    writer.set(node.output, index);
+    nodes.lengths.push(rows * width);
+    nodes.external.push(outputs.has(node.output));
+    nodes.lastUses.push(index);
+  });
+  return nodes;
 }
 
 /** Compile spec `tiling` = "nr,kr,sr" (e.g. "8,1,1") picks the GEMM tiling of a method. */

@@ -17,11 +17,11 @@ import {
 } from '../pte/xnn-graph.js';
 import { geluExact } from './activations.js';
 import type { Tensor } from './backend.js';
+import type { IntermediateArena, NodeOutputs } from './intermediate-arena.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
 import { constantKey } from './xnnpack-delegate-data.js';
 import { methodOptions, type OperatorSettings, type ReusedOptions } from './xnnpack-nodes.js';
-import type { XnnpackWorkspace } from './xnnpack-workspace.js';
 
 /** Sets fully-connected node `n`'s shape and output range on `options`. */
 function setLayer(options: ReusedOptions, graph: XnnGraph, n: number): ReusedOptions {
@@ -79,11 +79,13 @@ export function createDelegateOperators(
 export function executeDelegate(
   graph: XnnGraph,
   operators: MethodOperators,
-  workspace: XnnpackWorkspace,
+  intermediates: IntermediateArena,
   args: readonly (Tensor | undefined)[],
 ): (Tensor | undefined)[] {
   const values = new Array<Float32Array | undefined>(graph.valueCount);
   let rows = 0;
+  // The input lengths decide every other length: the key of the run's planned outputs.
+  let key = '';
   for (const id of graph.inputIds) {
     if (((graph.valueFlags[id] as number) & XNN_VALUE_FLAG_EXTERNAL_INPUT) === 0) continue;
     const tensor = args[graph.externalId[id] as number];
@@ -103,8 +105,9 @@ export function executeDelegate(
     }
     values[id] = tensor.data;
     rows = tensorRows;
+    key += `${tensor.data.length},`;
   }
-  const outputs = intermediateViews(graph, operators, workspace, values);
+  const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
   for (let n = 0; n < graph.nodeCount; n++) {
     const input = values[graph.nodeInput[n] as number] as Float32Array;
     const output = outputs[n] as Float32Array;
@@ -132,23 +135,22 @@ export function executeDelegate(
   return filled;
 }
 
-/**
- * Each node's output array: a fresh one for the delegate's outputs (the caller keeps them),
- * a view of the workspace for the others, which is reused from run to run: allocating
- * every layer's output each run cost more than the layers at batch 64.
- */
-function intermediateViews(
+/** Each node's output: its length, whether it is the delegate's, which node reads it last. */
+function nodeOutputs(
   graph: XnnGraph,
   operators: MethodOperators,
-  workspace: XnnpackWorkspace,
   inputs: readonly (Float32Array | undefined)[],
-): Float32Array[] {
+): NodeOutputs {
   const lengths = new Float64Array(graph.valueCount);
   for (let id = 0; id < inputs.length; id++) lengths[id] = inputs[id]?.length ?? 0;
-  const scratchSizes: number[] = [];
-  const isOutput: boolean[] = [];
+  // The node that wrote each value last, -1 for none (an input of the delegate).
+  const writer = new Int32Array(graph.valueCount).fill(-1);
+  const nodes = { lengths: [] as number[], external: [] as boolean[], lastUses: [] as number[] };
   for (let n = 0; n < graph.nodeCount; n++) {
-    const inputLength = lengths[graph.nodeInput[n] as number] as number;
+    const input = graph.nodeInput[n] as number;
+    const inputLength = lengths[input] as number;
+    const from = writer[input] as number;
+    if (from >= 0) nodes.lastUses[from] = n;
     const id = graph.nodeOutput[n] as number;
     let length = inputLength;
     if (graph.nodeType[n] === XNODE_FULLY_CONNECTED) {
@@ -156,18 +158,12 @@ function intermediateViews(
       length = (inputLength / operator.inputChannels) * operator.outputChannels;
     }
     lengths[id] = length;
-    const output = ((graph.valueFlags[id] as number) & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) !== 0;
-    isOutput.push(output);
-    if (!output) scratchSizes.push(length);
+    writer[id] = n;
+    nodes.lengths.push(length);
+    nodes.external.push(((graph.valueFlags[id] as number) & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) !== 0);
+    nodes.lastUses.push(n);
   }
-  const scratch = workspace.views(scratchSizes);
-  const views: Float32Array[] = [];
-  let next = 0;
-  for (let n = 0; n < graph.nodeCount; n++) {
-    const length = lengths[graph.nodeOutput[n] as number] as number;
-    views.push(isOutput[n] ? new Float32Array(length) : (scratch[next++] as Float32Array));
-  }
-  return views;
+  return nodes;
 }
 
 function clamp(input: Float32Array, min: number, max: number, output: Float32Array): void {

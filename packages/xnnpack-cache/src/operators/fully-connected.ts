@@ -1,4 +1,4 @@
-import type { GemmKernels } from '@memlayer/mmap-native';
+import type { PreparedGemmF32 } from '@memlayer/mmap-native';
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
 import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
@@ -221,8 +221,7 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
   readonly #cache: WeightsCacheProvider;
   readonly #layout: GemmGoiLayout;
   readonly #range: OutputRange | null;
-  readonly #native: GemmKernels | null;
-  readonly #threads: number;
+  readonly #gemm: PreparedGemmF32 | null;
   #javascript: JavascriptGemm | null = null;
   #viewOf: Uint8Array | null = null;
   #weights: Float32Array | null = null;
@@ -233,20 +232,19 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     offset: number,
     cacheHit: boolean,
   ) {
-    const { plan, tiling, range, execution } = setup;
+    const { plan, tiling, range, gemm } = setup;
     const layout = plan.gemm;
     this.#cache = cache;
     this.#layout = layout;
     this.#range = range;
-    this.#native = execution.native;
-    this.#threads = execution.threads;
+    this.#gemm = gemm;
     this.inputChannels = layout.kc;
     this.outputChannels = layout.nc;
     this.tiling = tiling;
     this.offset = offset;
     this.seed = plan.seed;
     this.cacheHit = cacheHit;
-    this.kernels = execution.native === null ? 'javascript' : 'native';
+    this.kernels = gemm === null ? 'javascript' : 'native';
   }
 
   get outputMin(): number {
@@ -275,7 +273,7 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     }
     // Looked up at every run: the cache may hand back a different mapping over time.
     const bytes = this.#cache.offsetToAddr(this.offset);
-    if (this.#native !== null) {
+    if (this.#gemm !== null) {
       if (bytes !== this.#viewOf) {
         checkRegion(bytes, this.#layout);
         this.#viewOf = bytes;
@@ -285,12 +283,9 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
       const x = overlaps(input, batchSize * kc, y, batchSize * nc)
         ? input.slice(0, batchSize * kc)
         : input;
-      this.#native.gemmF32(bytes, this.#layout, x, batchSize, {
-        output: y,
-        outputMin: this.outputMin,
-        outputMax: this.outputMax,
-        threads: this.#threads,
-      });
+      // Prepared with this operator's layout, bounds and threads: a run checks only its
+      // buffers (each layer of a model runs once per forward pass).
+      this.#gemm.run(bytes, x, batchSize, y);
       return y;
     }
     this.#javascript ??= new JavascriptGemm(this.#layout);

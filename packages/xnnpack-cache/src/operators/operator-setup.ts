@@ -1,3 +1,4 @@
+import type { PreparedGemmF32 } from '@memlayer/mmap-native';
 import { assertNonNegativeInteger, assertPositiveInteger, invalidArgument } from '../errors.js';
 import { type FullyConnectedPlan, fullyConnectedPlan } from '../packing/fully-connected-plan.js';
 import {
@@ -17,6 +18,11 @@ export interface OperatorSetup {
   readonly plan: FullyConnectedPlan;
   readonly range: OutputRange | null;
   readonly execution: OperatorExecution;
+  /**
+   * The native GEMM of this layout, range and threads, prepared once (null: the
+   * JavaScript kernel runs). Layers of one shape share it: it holds no weights.
+   */
+  readonly gemm: PreparedGemmF32 | null;
 }
 
 /**
@@ -97,7 +103,14 @@ function checkedSetup(options: FullyConnectedSettings, tiling: GemmTiling): Oper
     operatorTypeFor(options),
     tiling.padding,
   );
-  return { tiling, plan, range, execution: operatorExecution(options.kernels, options.threads) };
+  const execution = operatorExecution(options.kernels, options.threads);
+  const gemm =
+    execution.native?.prepareGemmF32(plan.gemm, {
+      outputMin: range?.min,
+      outputMax: range?.max,
+      threads: execution.threads,
+    }) ?? null;
+  return { tiling, plan, range, execution, gemm };
 }
 
 function operatorTypeFor(options: FullyConnectedSettings): number {

@@ -1,4 +1,4 @@
-// The GEMM kernels' JavaScript functions: gemmF32 and gemmIsas.
+// The GEMM kernels' JavaScript functions: gemmF32, gemmF32Plan, gemmF32Run and gemmIsas.
 #ifndef MMAP_NATIVE_KERNELS_GEMM_BINDING_H
 #define MMAP_NATIVE_KERNELS_GEMM_BINDING_H
 

@@ -12,9 +12,11 @@ namespace mmap_native {
 
 class ThreadPool;
 
-// Work below this many multiply-adds per thread stays on the calling thread: about 5 µs of
-// one core's FMAs here, which is what handing a part to a pool thread costs when it has to
-// be woken (a 128×128 layer at batch 1 is 16 Ki multiply-adds: never split).
+// Work below this many multiply-adds per thread stays on the calling thread: a 128×128
+// layer is split from batch 16 on (1 µs of AVX-512 FMAs per thread), never at batch 1 (16 Ki
+// multiply-adds). Below it a second thread gained under 10% even on an idle machine
+// (1024 × 128², batch 4 and 8), less than a busy one takes back when a helper that joined
+// is descheduled and the caller must wait for it.
 constexpr size_t kMinMultiplyAddsPerThread = size_t{1} << 17;
 
 // How many threads a problem is worth, at most `threads`.

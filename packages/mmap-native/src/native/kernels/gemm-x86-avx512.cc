@@ -1,4 +1,6 @@
-// AVX-512F: 7 rows × 2 vectors of 16, the tile of XNNPACK's 7x32 avx512f-broadcast kernels.
+// AVX-512F: 8 rows × 2 vectors of 16, the tile of XNNPACK's 8x32 avx512f-broadcast kernel
+// (src/f32-gemm/gen/f32-gemm-8x32-minmax-avx512f-broadcast.c): 16 accumulators of 32
+// registers, and a batch of 64 is 8 whole tiles.
 #include "gemm-x86.h"
 
 #if MMAP_NATIVE_GEMM_X86

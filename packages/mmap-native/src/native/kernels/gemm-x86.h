@@ -29,7 +29,7 @@ void GemmAvx512f(const GemmProblem& problem, size_t block_begin, size_t block_en
 // multiples of it.
 constexpr size_t kSse2TileRows = 4;
 constexpr size_t kAvx2FmaTileRows = 6;
-constexpr size_t kAvx512fTileRows = 7;
+constexpr size_t kAvx512fTileRows = 8;
 
 }  // namespace mmap_native
 #endif

@@ -6,6 +6,10 @@
 // Threads start on first use (a process that never asks for threads > 1 has none), sleep
 // on a condition variable when idle, and are plain threads the event loop does not know
 // about, so they never keep the process alive.
+//
+// A model runs a job per layer, each a few microseconds of work: posting a job, joining it
+// and leaving it take no lock (one atomic word holds the job's generation, whether it is
+// open and who joined); the mutex is only for threads that sleep.
 #ifndef MMAP_NATIVE_KERNELS_THREAD_POOL_H
 #define MMAP_NATIVE_KERNELS_THREAD_POOL_H
 
@@ -45,17 +49,17 @@ class ThreadPool {
   std::condition_variable wake_;  // helpers: a new job, or stop
   std::condition_variable idle_;  // the caller: the last helper is done
   std::vector<std::thread> threads_;
-  bool stop_ = false;              // guarded by mutex_
-  size_t sleeping_ = 0;            // helpers waiting on wake_; guarded by mutex_
-  // The job: written under mutex_ before generation_ moves on, read under it after.
-  std::atomic<uint64_t> generation_{0};
-  bool open_ = false;  // helpers may still join in; guarded by mutex_
-  size_t job_helpers_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> sleeping_{0};   // helpers waiting (or about to wait) on wake_
+  std::atomic<bool> waiting_{false};  // the caller waits (or is about to) on idle_
+  // The job: generation, open, helpers allowed, helpers joined (see thread-pool.cc). A
+  // helper reads the fields below only once it has joined, and the caller writes them
+  // only when no helper is joined.
+  std::atomic<uint64_t> state_{0};
   Task task_ = nullptr;
   void* context_ = nullptr;
   size_t count_ = 0;
-  std::atomic<size_t> next_{0};    // next task index to take
-  std::atomic<size_t> joined_{0};  // helpers in the job and not done yet
+  std::atomic<size_t> next_{0};  // next task index to take
 };
 
 }  // namespace mmap_native

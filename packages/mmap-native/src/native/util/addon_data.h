@@ -14,6 +14,13 @@ struct ThreadPoolDeleter {
   void operator()(ThreadPool* pool) const;
 };
 
+// The GEMM plans this environment made and has not freed (kernels/gemm-plan-handle.cc):
+// shared with the plans themselves, whose finalizers may run after this data is deleted.
+struct GemmPlans;
+struct GemmPlansRelease {
+  void operator()(GemmPlans* plans) const;
+};
+
 struct AddonData {
   // MmapError, defined in TypeScript and handed over by setErrorConstructor().
   Napi::FunctionReference error_constructor;
@@ -23,6 +30,8 @@ struct AddonData {
   // The GEMM kernels' threads: started by the first call that asks for more than one,
   // joined when this environment's data is deleted at its teardown.
   std::unique_ptr<ThreadPool, ThreadPoolDeleter> gemm_pool;
+  // Made with the first plan.
+  std::unique_ptr<GemmPlans, GemmPlansRelease> gemm_plans;
 };
 
 inline AddonData* GetAddonData(Napi::Env env) { return env.GetInstanceData<AddonData>(); }

@@ -1,0 +1,49 @@
+// The checks of the GEMM functions' arguments, split in two: what a layer keeps from call
+// to call (its layout, bounds, threads and instruction set: a GemmPlan, read once by
+// gemmF32Plan) and what each call brings (the buffers and the batch, read into a
+// GemmProblem against a plan). gemmF32 reads both at every call.
+//
+// Every check is here, whatever src/kernels/ checked before: no argument, however hostile,
+// makes a kernel read or write outside the buffers it was given.
+#ifndef MMAP_NATIVE_KERNELS_GEMM_ARGS_H
+#define MMAP_NATIVE_KERNELS_GEMM_ARGS_H
+
+#include <napi.h>
+
+#include <cstddef>
+
+#include "cpu-isa.h"
+#include "gemm-problem.h"
+
+namespace mmap_native {
+
+struct GemmPlan {
+  size_t nc;
+  size_t kc;
+  size_t nr;
+  size_t kr;
+  size_t sr;
+  size_t padded_kc;
+  size_t block_floats;
+  size_t blocks;
+  size_t packed_bytes;  // blocks · block_floats · 4, which fits in size_t
+  bool clamp;
+  float output_min;
+  float output_max;
+  size_t threads;
+  GemmIsa isa;
+};
+
+// Reads nc, kc, nr, kr, sr, extraBytes, outputMin, outputMax, threads, isa from
+// info[first] on. False with a JavaScript exception pending when one is refused.
+bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan);
+
+// Reads the weights (a Uint8Array or ArrayBuffer), input and output (Float32Arrays) and
+// batch of one call and checks them against `plan`: sizes, alignment, no overlap of the
+// output with the input or the weights. False with a JavaScript exception pending.
+bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed, Napi::Value input,
+                  Napi::Value output, Napi::Value batch, GemmProblem* problem);
+
+}  // namespace mmap_native
+
+#endif
