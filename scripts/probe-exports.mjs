@@ -5,22 +5,12 @@
 // export names, and the files of memlayer packages that this loaded (as "<package>/<path>").
 // Tests compare the build with the sources and check that each package loads as one file.
 import { readFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MessageChannel } from 'node:worker_threads';
+import { recordImports } from './record-imports.mjs';
 
-const { port1, port2 } = new MessageChannel();
-const loaded = [];
-port1.on('message', (url) => loaded.push(url));
-port1.unref();
-register(
-  `data:text/javascript,${encodeURIComponent(
-    'let port; export function initialize(data) { port = data.port; }' +
-      'export async function load(url, context, next) { port.postMessage(url); return next(url, context); }',
-  )}`,
-  { data: { port: port2 }, transferList: [port2] },
-);
+const { urls: loaded, settled } = recordImports();
 
 const manifestPath = join(process.cwd(), 'package.json');
 const { name, exports } = JSON.parse(readFileSync(manifestPath, 'utf8'));
@@ -30,8 +20,7 @@ for (const subpath of Object.keys(exports).filter((key) => key !== './package.js
   const module = await import(pathToFileURL(resolve(`${name}${subpath.slice(1)}`)).href);
   subpaths[subpath] = Object.keys(module).sort();
 }
-// The hook reports from its own thread: let its last messages arrive.
-await new Promise((done) => setTimeout(done, 50));
+await settled();
 
 const files = [
   ...new Set(
