@@ -4,33 +4,21 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { tryLoadAddon } from '../src/backends/posix/addon.js';
-import { ARGUMENT_ERROR_CODES, type GemmKernels, loadGemmKernels } from '../src/index.js';
+import { ARGUMENT_ERROR_CODES } from '../src/index.js';
 import {
   firstMismatch,
   floats,
+  kernels,
   pack,
   packedBytes,
   reference,
   type Shape,
 } from './gemm-reference.js';
-import { errorOf } from './helpers.js';
-
-function kernels(): GemmKernels {
-  const loaded = loadGemmKernels();
-  if (loaded === null) throw new Error('the addon has no GEMM kernels: build it first');
-  return loaded;
-}
+import { errorOf, expectArgumentError } from './helpers.js';
 
 const shape: Shape = { nc: 10, kc: 6, nr: 8, kr: 1, sr: 1, extraBytes: 0 };
 const packed = pack(shape, floats(60, 1), floats(10, 2));
 const input = floats(2 * 6, 3);
-
-function expectArgumentError(fn: () => unknown, code: string): void {
-  const error = errorOf(fn);
-  expect(error, 'nothing thrown').toBeDefined();
-  expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
-  expect(error?.code).toBe(code);
-}
 
 describe('gemmF32 arguments', () => {
   const gemm = kernels();

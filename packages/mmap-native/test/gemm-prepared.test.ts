@@ -7,29 +7,17 @@ import { join } from 'node:path';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { tryLoadAddon } from '../src/backends/posix/addon.js';
-import { ARGUMENT_ERROR_CODES, type GemmKernels, loadGemmKernels } from '../src/index.js';
+import { ARGUMENT_ERROR_CODES } from '../src/index.js';
 import {
   firstMismatch,
   floats,
+  kernels,
   pack,
   packedBytes,
   reference,
   type Shape,
 } from './gemm-reference.js';
-import { errorOf } from './helpers.js';
-
-function kernels(): GemmKernels {
-  const loaded = loadGemmKernels();
-  if (loaded === null) throw new Error('the addon has no GEMM kernels: build it first');
-  return loaded;
-}
-
-function expectArgumentError(fn: () => unknown, code: string): void {
-  const error = errorOf(fn);
-  expect(error, 'nothing thrown').toBeDefined();
-  expect(error instanceof TypeError || error instanceof RangeError, String(error)).toBe(true);
-  expect(error?.code).toBe(code);
-}
+import { errorOf, expectArgumentError } from './helpers.js';
 
 describe('prepareGemmF32', () => {
   const gemm = kernels();

@@ -1,5 +1,7 @@
 // Oracles for the GEMM kernels' tests: XNNPACK's packing loop (xnn_pack_f32_gemm_goi_w,
-// one group) and y = x·Wᵀ + b in float64 with clampOutputs' rules, element by element.
+// one group) and y = x·Wᵀ + b in float64 with clampOutputs' rules, element by element; and
+// the kernels under test.
+import { type GemmKernels, loadGemmKernels } from '../src/index.js';
 
 export interface Shape {
   nc: number;
@@ -96,4 +98,11 @@ export function firstMismatch(actual: Float32Array, expected: Float32Array, tol 
       return i;
   }
   return -1;
+}
+
+/** The addon's GEMM kernels. Linux builds the addon here: their absence is a failure, not a skip. */
+export function kernels(): GemmKernels {
+  const loaded = loadGemmKernels();
+  if (loaded === null) throw new Error('the addon has no GEMM kernels: build it first');
+  return loaded;
 }

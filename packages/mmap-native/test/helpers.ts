@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import type { BackendName } from '../src/backend.js';
 import { tryLoadAddon } from '../src/backends/posix/addon.js';
 
@@ -142,4 +143,12 @@ export function errorOf(fn: () => unknown): (Error & { code?: string }) | undefi
     return error as Error & { code?: string };
   }
   return undefined;
+}
+
+/** Fails unless `fn` throws a TypeError or RangeError with this `code` (an argument error). */
+export function expectArgumentError(fn: () => unknown, code: string): void {
+  const error = errorOf(fn);
+  expect(error, 'nothing thrown').toBeDefined();
+  expect(error instanceof TypeError || error instanceof RangeError, String(error)).toBe(true);
+  expect(error?.code).toBe(code);
 }
