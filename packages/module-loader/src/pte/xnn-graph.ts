@@ -271,6 +271,13 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
     dimsLength[id] = dims.length;
     totalDims += dims.length;
   }
+  // Values may share a dims vector: unbounded, a small buffer could ask for memory
+  // quadratic in its length.
+  if (totalDims > fb.length) {
+    malformed(
+      `XNNTensorValue.dims: ${totalDims} dims in all, more than the ${fb.length} bytes read`,
+    );
+  }
   const dims = new Uint32Array(totalDims);
   let at = 0;
   for (let id = 0; id < count; id++) {
