@@ -17,6 +17,7 @@ import {
 import { encodeXnnPayload } from '../src/pte/write/xnn-payload.js';
 import { readXnnGraph, readXnnGraphWith, type XnnGraph } from '../src/pte/xnn-graph.js';
 import { makeLayers, writeMlp } from './pte-fixtures.js';
+import { quantizedGraph } from './xnn-graph-seeds.js';
 
 const CASES = Number(process.env['MEMLAYER_XNN_GRAPH_CASES'] ?? 30_000);
 
@@ -208,6 +209,21 @@ test('readXnnGraph uses the addon here', () => {
   expect(graph.nodeInput.buffer).toBe(graph.dims.buffer);
 });
 
+test('both read quantized values and values sharing dims, and refuse too many shared dims', () => {
+  const reader = nativeReader();
+  expect(compare(quantizedGraph(), reader)).toBe('read');
+  const graph = readXnnGraphWith(quantizedGraph(3), malformed, reader);
+  expect(Array.from(graph.quantized)).toEqual([0, 1, 1, 0, 0, 0]);
+  expect(graph.dims.length).toBe(3006);
+  expect(compare(quantizedGraph(3), reader)).toBe('read');
+  // 40 values x 1000 dims from a buffer of ~5 KB.
+  for (const native of [null, reader]) {
+    expect(() => readXnnGraphWith(quantizedGraph(40), malformed, native)).toThrow(
+      /40006 dims in all/,
+    );
+  }
+});
+
 test(`${CASES} mutated payloads: the addon and JavaScript agree`, () => {
   const reader = nativeReader();
   const seeds = [
@@ -217,6 +233,8 @@ test(`${CASES} mutated payloads: the addon and JavaScript agree`, () => {
         .pte,
     ),
     unusualPayload(),
+    quantizedGraph(),
+    quantizedGraph(2),
   ];
   const outcomes = { read: 0, refused: 0 };
   for (const seed of seeds) expect(compare(seed, reader)).toBe('read');
