@@ -14,7 +14,7 @@ const INVALID = 0xffffffff;
  */
 export function quantizedGraph(sharedDims = 0): Uint8Array {
   const builder = newFlatbufferBuilder();
-  const shared = uint32Vector(builder, new Array<number>(1000).fill(3));
+  const shared = sharedDims > 0 ? uint32Vector(builder, new Array<number>(1000).fill(3)) : 0;
   const value = (id: number, dims: number, options: { quantized?: boolean; constant?: number }) => {
     // schema.fbs XNNTensorValue: datatype, num_dims, dims, constant_buffer_idx, external_id, flags, id_out.
     builder.startObject(7);
