@@ -11,6 +11,7 @@
 #include <napi.h>
 
 #include <cstddef>
+#include <string>
 
 #include "cpu-isa.h"
 #include "gemm-problem.h"
@@ -43,6 +44,28 @@ bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan);
 // output with the input or the weights. False with a JavaScript exception pending.
 bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed, Napi::Value input,
                   Napi::Value output, Napi::Value batch, GemmProblem* problem);
+
+// The parts of ReadGemmCall, for calls that run several plans (gemm-chain-binding.cc).
+// `what` names the weights in messages ("packed weights", "packed weights of layer 3").
+// A detached buffer (its mapping closed) reads as 0 bytes, so it is refused here.
+bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed,
+                    const std::string& what, const float** out);
+
+// The input [batch][kc] and output [batch][nc] of one call, which may not overlap.
+struct GemmIo {
+  const float* input;
+  float* output;
+  size_t batch;
+};
+bool ReadGemmIo(Napi::Env env, size_t kc, size_t nc, Napi::Value input, Napi::Value output,
+                Napi::Value batch, GemmIo* io);
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool BytesOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes);
+
+// The problem of running `plan` over checked buffers.
+GemmProblem GemmProblemOf(const GemmPlan& plan, const float* packed, const float* input,
+                          float* output, size_t batch);
 
 }  // namespace mmap_native
 
