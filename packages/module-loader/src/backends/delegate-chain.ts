@@ -31,7 +31,13 @@ export class DelegateChain {
     for (let n = 0; n < this.#graph.nodeCount; n++) {
       layers.push(operators.get(n) as FullyConnectedOperator);
     }
-    const chain = layersChain(this.#graph, layers);
+    // Layers whose channels do not follow one another run node by node, failing as they
+    // always did.
+    if (!channelsFollow(this.#graph, layers)) {
+      this.#chain = null;
+      return null;
+    }
+    const chain = xnnpackCache().fullyConnectedChain(layers);
     // An operator that runs JavaScript never will run natively: stop trying. A cache that
     // is not finalized now may be at the next run.
     if (chain !== null || layers.some((layer) => layer.kernels !== 'native')) this.#chain = chain;
@@ -69,19 +75,12 @@ function isLayerLine(graph: XnnGraph): boolean {
   return true;
 }
 
-/**
- * The chain of `layers`, or null where running them node by node would differ (their
- * channels do not follow the input's features and one another: those runs fail as they
- * always did) or cannot be chained (JavaScript kernels, a cache not finalized).
- */
-function layersChain(
-  graph: XnnGraph,
-  layers: readonly FullyConnectedOperator[],
-): FullyConnectedChain | null {
+/** Whether each layer reads the channels the one before writes (the first: the input's). */
+function channelsFollow(graph: XnnGraph, layers: readonly FullyConnectedOperator[]): boolean {
   let channels = dimOf(graph, graph.nodeInput[0] as number, -1);
   for (const layer of layers) {
-    if (layer.inputChannels !== channels) return null;
+    if (layer.inputChannels !== channels) return false;
     channels = layer.outputChannels;
   }
-  return xnnpackCache().fullyConnectedChain(layers);
+  return true;
 }
