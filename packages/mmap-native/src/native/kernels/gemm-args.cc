@@ -175,18 +175,28 @@ bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan) 
   return true;
 }
 
+namespace {
+
+// Made only for a message: a chain checks every layer's weights at every run.
+std::string WeightsName(size_t layer) {
+  return layer == kNoLayer ? "packed weights" : "packed weights of layer " + std::to_string(layer);
+}
+
+}  // namespace
+
 bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed_value,
-                    const std::string& what, const float** out) {
+                    size_t layer, const float** out) {
   Bytes packed;
   if (!ReadPacked(env, packed_value, &packed)) return false;
   if (packed.length < plan.packed_bytes) {
-    ThrowRangeError(env, "Expected " + what + " of at least " + std::to_string(plan.blocks) +
-                             " blocks of " + std::to_string(plan.block_floats * sizeof(float)) +
-                             " bytes, not " + std::to_string(packed.length) + " bytes");
+    ThrowRangeError(env, "Expected " + WeightsName(layer) + " of at least " +
+                             std::to_string(plan.blocks) + " blocks of " +
+                             std::to_string(plan.block_floats * sizeof(float)) + " bytes, not " +
+                             std::to_string(packed.length) + " bytes");
     return false;
   }
   if (reinterpret_cast<uintptr_t>(packed.data) % alignof(float) != 0) {
-    ThrowTypeError(env, "Expected " + what + " that start at a multiple of 4 bytes",
+    ThrowTypeError(env, "Expected " + WeightsName(layer) + " that start at a multiple of 4 bytes",
                    "ERR_INVALID_ARG_VALUE");
     return false;
   }
@@ -250,7 +260,7 @@ bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed_value,
                   GemmProblem* problem) {
   const float* packed = nullptr;
   GemmIo io;
-  if (!ReadGemmPacked(env, plan, packed_value, "packed weights", &packed) ||
+  if (!ReadGemmPacked(env, plan, packed_value, kNoLayer, &packed) ||
       !ReadGemmIo(env, plan.kc, plan.nc, input_value, output_value, batch_value, &io)) {
     return false;
   }

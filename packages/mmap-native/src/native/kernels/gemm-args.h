@@ -11,7 +11,6 @@
 #include <napi.h>
 
 #include <cstddef>
-#include <string>
 
 #include "cpu-isa.h"
 #include "gemm-problem.h"
@@ -46,10 +45,12 @@ bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed, Napi:
                   Napi::Value output, Napi::Value batch, GemmProblem* problem);
 
 // The parts of ReadGemmCall, for calls that run several plans (gemm-chain-binding.cc).
-// `what` names the weights in messages ("packed weights", "packed weights of layer 3").
-// A detached buffer (its mapping closed) reads as 0 bytes, so it is refused here.
-bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed,
-                    const std::string& what, const float** out);
+// Messages name the weights of `layer` ("packed weights of layer 3"), or just "packed
+// weights" for kNoLayer. A detached buffer (its mapping closed) reads as 0 bytes, so it
+// is refused here.
+constexpr size_t kNoLayer = static_cast<size_t>(-1);
+bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed, size_t layer,
+                    const float** out);
 
 // The input [batch][kc] and output [batch][nc] of one call, which may not overlap.
 struct GemmIo {

@@ -33,8 +33,6 @@ void FreeChain(napi_env env, void* data, void* /*hint*/) {
   delete held;
 }
 
-std::string LayerWeights(size_t i) { return "packed weights of layer " + std::to_string(i); }
-
 // Reads array[index]; false when that threw (a getter), the exception pending.
 bool ElementOf(Napi::Env env, napi_value array, uint32_t index, napi_value* out) {
   return napi_get_element(env, array, index, out) == napi_ok;
@@ -79,7 +77,7 @@ Napi::Value GemmF32Chain(const Napi::CallbackInfo& info) {
     }
     const GemmPlan* plan = GemmPlanOf(env, Napi::Value(env, plan_value));
     if (plan == nullptr ||
-        !ReadGemmPacked(env, *plan, Napi::Value(env, packed[i]), LayerWeights(i), &weights)) {
+        !ReadGemmPacked(env, *plan, Napi::Value(env, packed[i]), i, &weights)) {
       return env.Undefined();
     }
     if (i > 0 && plan->kc != plans.back().nc) {
@@ -143,8 +141,7 @@ Napi::Value GemmF32ChainRun(const Napi::CallbackInfo& info) {
   for (size_t i = 0; i < plans.size(); ++i) {
     napi_value packed;
     if (napi_get_reference_value(env, held->packed[i], &packed) != napi_ok ||
-        !ReadGemmPacked(env, plans[i], Napi::Value(env, packed), LayerWeights(i),
-                        &held->weights[i])) {
+        !ReadGemmPacked(env, plans[i], Napi::Value(env, packed), i, &held->weights[i])) {
       return env.Undefined();
     }
   }
