@@ -17,6 +17,7 @@ import {
 } from '../pte/xnn-graph.js';
 import { geluExact } from './activations.js';
 import type { Tensor } from './backend.js';
+import type { DelegateChain } from './delegate-chain.js';
 import type { IntermediateArena, NodeOutputs } from './intermediate-arena.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
@@ -74,13 +75,16 @@ export function createDelegateOperators(
 /**
  * Runs the delegate on its call's arguments (ExecuTorch passes the DelegateCall's args;
  * a value's external_id indexes them): reads the inputs, returns the arguments with the
- * outputs filled in. Inputs are [rows, features] f32 matrices, any number of rows.
+ * outputs filled in. Inputs are [rows, features] f32 matrices, any number of rows. A line
+ * of fully-connected layers runs as one native call through `chains` (null: node by node,
+ * with the same bits).
  */
 export function executeDelegate(
   graph: XnnGraph,
   operators: MethodOperators,
   intermediates: IntermediateArena,
   args: readonly (Tensor | undefined)[],
+  chains: DelegateChain | null,
 ): (Tensor | undefined)[] {
   const values = new Array<Float32Array | undefined>(graph.valueCount);
   let rows = 0;
@@ -107,8 +111,15 @@ export function executeDelegate(
     rows = tensorRows;
     key += `${tensor.data.length},`;
   }
+  const chain = chains === null ? null : chains.of(operators);
   const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
-  for (let n = 0; n < graph.nodeCount; n++) {
+  if (chain !== null) {
+    // One line of layers: the last node's output is the delegate's, a new array per run.
+    const last = graph.nodeCount - 1;
+    const input = values[graph.nodeInput[0] as number] as Float32Array;
+    values[graph.nodeOutput[last] as number] = chain.run(input, rows, outputs[last]);
+  }
+  for (let n = 0; chain === null && n < graph.nodeCount; n++) {
     const input = values[graph.nodeInput[n] as number] as Float32Array;
     const output = outputs[n] as Float32Array;
     const type = graph.nodeType[n];
