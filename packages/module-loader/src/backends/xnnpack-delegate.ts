@@ -112,14 +112,36 @@ export function executeDelegate(
     key += `${tensor.data.length},`;
   }
   const chain = chains === null ? null : chains.of(operators);
-  const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
   if (chain !== null) {
-    // One line of layers: the last node's output is the delegate's, a new array per run.
+    // One line of layers: its intermediates live in the chain's own scratch, and its
+    // output, the delegate's, is a new array per run.
     const last = graph.nodeCount - 1;
     const input = values[graph.nodeInput[0] as number] as Float32Array;
-    values[graph.nodeOutput[last] as number] = chain.run(input, rows, outputs[last]);
+    values[graph.nodeOutput[last] as number] = chain.run(input, rows);
+  } else {
+    const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
+    runNodes(graph, operators, outputs, values);
   }
-  for (let n = 0; chain === null && n < graph.nodeCount; n++) {
+  const filled = [...args];
+  for (const id of graph.outputIds) {
+    const data = values[id] as Float32Array;
+    const columns = dimOf(graph, id, -1);
+    filled[graph.externalId[id] as number] = {
+      shape: [data.length / columns || rows, columns],
+      data,
+    };
+  }
+  return filled;
+}
+
+/** Runs the delegate's nodes one by one, each writing its planned output. */
+function runNodes(
+  graph: XnnGraph,
+  operators: MethodOperators,
+  outputs: readonly Float32Array[],
+  values: (Float32Array | undefined)[],
+): void {
+  for (let n = 0; n < graph.nodeCount; n++) {
     const input = values[graph.nodeInput[n] as number] as Float32Array;
     const output = outputs[n] as Float32Array;
     const type = graph.nodeType[n];
@@ -134,16 +156,6 @@ export function executeDelegate(
     }
     values[graph.nodeOutput[n] as number] = output;
   }
-  const filled = [...args];
-  for (const id of graph.outputIds) {
-    const data = values[id] as Float32Array;
-    const columns = dimOf(graph, id, -1);
-    filled[graph.externalId[id] as number] = {
-      shape: [data.length / columns || rows, columns],
-      data,
-    };
-  }
-  return filled;
 }
 
 /** Each node's output: its length, whether it is the delegate's, which node reads it last. */
