@@ -1,4 +1,8 @@
-import type { FullyConnectedEntryOptions, FullyConnectedOperator } from '@memlayer/xnnpack-cache';
+import type {
+  FullyConnectedEntryOptions,
+  FullyConnectedOperator,
+  fullyConnectedNcF32At,
+} from '@memlayer/xnnpack-cache';
 import { xnnpackCache } from '#deferred/xnnpack-cache';
 
 /** What an operator over a found entry is made with: the layer's settings, no names. */
@@ -26,11 +30,14 @@ export class MethodOperators implements ReadonlyMap<number, FullyConnectedOperat
   readonly #settingsOf: (index: number) => LayerSettings;
   /** Nodes with an operator, made or found, in node order. */
   #nodes: number[] = [];
+  /** xnnpack-cache's fullyConnectedNcF32At, taken once: a deferred module's look-up is a require. */
+  readonly #operatorAt: typeof fullyConnectedNcF32At;
 
   constructor(nodes: number, settingsOf: (index: number) => LayerSettings) {
     this.#made = new Array(nodes);
     this.#offsets = new Array<number>(nodes).fill(NONE);
     this.#settingsOf = settingsOf;
+    this.#operatorAt = xnnpackCache().fullyConnectedNcF32At;
   }
 
   /** Node `index`'s layer was found at `offset`: its operator is made when first read. */
@@ -54,7 +61,7 @@ export class MethodOperators implements ReadonlyMap<number, FullyConnectedOperat
     if (made !== undefined) return made;
     const offset = this.#offsets[index];
     if (offset === undefined || offset === NONE) return undefined;
-    const operator = xnnpackCache().fullyConnectedNcF32At(this.#settingsOf(index), offset);
+    const operator = this.#operatorAt(this.#settingsOf(index), offset);
     this.#made[index] = operator;
     return operator;
   }
