@@ -1,6 +1,12 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { type EntryColumns, readTrailer } from '@memlayer/cache-format';
-import { type Mapping, NO_GC_WINDOW_BYTES, openMappedFile } from '@memlayer/mmap-native';
+import {
+  crc32c,
+  crc32cImplementation,
+  type Mapping,
+  NO_GC_WINDOW_BYTES,
+  openMappedFile,
+} from '@memlayer/mmap-native';
 import { nowMs } from './measure.js';
 
 /**
@@ -47,11 +53,16 @@ export function openFloorTable(cachePath: string): FloorTable {
   let columns: EntryColumns;
   try {
     size = fstatSync(fd).size;
-    const { trailer } = readTrailer((offset, length) => {
-      const out = new Uint8Array(length);
-      const read = readSync(fd, out, 0, length, offset);
-      return out.subarray(0, read);
-    }, size);
+    // The index is checked with the fastest CRC32C here, as the cache checks it.
+    const { trailer } = readTrailer(
+      (offset, length) => {
+        const out = new Uint8Array(length);
+        const read = readSync(fd, out, 0, length, offset);
+        return out.subarray(0, read);
+      },
+      size,
+      crc32cImplementation() === null ? {} : { crc32c: (bytes) => crc32c(bytes) },
+    );
     columns = trailer.columns;
   } finally {
     closeSync(fd);

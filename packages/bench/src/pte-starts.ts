@@ -1,6 +1,8 @@
 // Starts of an ExecuTorch program (.pte + .ptd) against the same model as a JSON program,
 // the warm start's floor and XNNPACK's C library creating the same operators: fresh
-// processes, interleaved, medians. Prints figures; asserts nothing.
+// processes, interleaved, medians. Prints figures; asserts nothing. The floor and every start
+// but one run with the packages' code already loaded, so that they compare work with work;
+// "warm .pte, loading code" also loads the lower packages, as a user's first load() does.
 //   node packages/bench/dist/pte-starts.js [--layers 1024] [--dim 128] [--rounds 7] [--dir d]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -8,7 +10,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BackendOptions, LoadBackendOptionsMap, Module } from '@memlayer/module-loader';
-import { measureFloor } from './floor.js';
 import { median, nowMs } from './measure.js';
 import { writeModel } from './model.js';
 import { buildNative, runNative } from './native.js';
@@ -20,6 +21,13 @@ interface StartResult {
   cacheHits: number;
   outputSum: number;
   output: number[];
+}
+
+/** The packages a start loads at first use (module-loader defers them). */
+async function loadLowerPackages(): Promise<void> {
+  await import('@memlayer/mmap-native');
+  await import('@memlayer/cache-format');
+  await import('@memlayer/xnnpack-cache');
 }
 
 /** In a child: one start (load + loadMethod) of `program` with the cache, then one run. */
@@ -45,10 +53,17 @@ function childStart(program: string, cache: string, data: string | undefined): S
   return { ms, cacheHits: handle.cacheHits, outputSum: output.reduce((a, b) => a + b, 0), output };
 }
 
-function start(program: string, cache: string, data?: string): StartResult {
+function start(program: string, cache: string, data?: string, loadingCode = false): StartResult {
   const out = execFileSync(
     process.execPath,
-    [SELF, '--child', program, cache, ...(data ? [data] : [])],
+    [
+      SELF,
+      '--child',
+      ...(loadingCode ? ['--loading-code'] : []),
+      program,
+      cache,
+      ...(data ? [data] : []),
+    ],
     { encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   return JSON.parse(out.trim().split('\n').pop() as string) as StartResult;
@@ -63,6 +78,7 @@ async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     options: {
       child: { type: 'boolean' },
+      'loading-code': { type: 'boolean' },
       floor: { type: 'boolean' },
       layers: { type: 'string', default: '1024' },
       dim: { type: 'string', default: '128' },
@@ -73,10 +89,12 @@ async function main(): Promise<void> {
   });
   if (values.child) {
     const [program, cache, data] = positionals as [string, string, string | undefined];
+    if (!values['loading-code']) await loadLowerPackages();
     process.stdout.write(`${JSON.stringify(childStart(program, cache, data))}\n`);
     return;
   }
   if (values.floor) {
+    const { measureFloor } = await import('./floor.js');
     process.stdout.write(`${measureFloor(positionals[0] as string).floorMs}\n`);
     return;
   }
@@ -99,6 +117,7 @@ async function main(): Promise<void> {
     'cold .pte': [] as number[],
     'warm JSON': [] as number[],
     'warm .pte': [] as number[],
+    'warm .pte, loading code': [] as number[],
     floor: [] as number[],
     'XNNPACK C create': [] as number[],
   };
@@ -119,6 +138,7 @@ async function main(): Promise<void> {
     const coldPte = start(pte, pteCache, ptd);
     const warmJson = start(json, jsonCache);
     const warmPte = start(pte, pteCache, ptd);
+    const warmLoadingCode = start(pte, pteCache, ptd, true);
     // The .pte warm start from the cache the JSON program filled: same keys, same entries.
     const crossed = start(pte, jsonCache, ptd);
     // Heap-only: no cache file, every layer packed on the heap.
@@ -127,6 +147,7 @@ async function main(): Promise<void> {
     rows['cold .pte'].push(coldPte.ms);
     rows['warm JSON'].push(warmJson.ms);
     rows['warm .pte'].push(warmPte.ms);
+    rows['warm .pte, loading code'].push(warmLoadingCode.ms);
     rows.floor.push(floorMs(pteCache));
     if (!('missing' in native))
       rows['XNNPACK C create'].push(
@@ -148,7 +169,7 @@ async function main(): Promise<void> {
     `${layers} x ${dim}² (${((layers * (dim * dim + dim) * 4) / 2 ** 20).toFixed(0)} MiB), medians of ${rounds} rounds of fresh processes, interleaved`,
   );
   for (const [label, value] of Object.entries(medians)) {
-    console.log(`${label.padEnd(20)} ${Number.isNaN(value) ? 'n/a' : `${value.toFixed(2)} ms`}`);
+    console.log(`${label.padEnd(24)} ${Number.isNaN(value) ? 'n/a' : `${value.toFixed(2)} ms`}`);
   }
   const ratio = (a: string, b: string) =>
     ((medians[a] as number) / (medians[b] as number)).toFixed(2);

@@ -16,7 +16,12 @@
         "../src/native/kernels/gemm-x86-avx2.cc",
         "../src/native/kernels/gemm-x86-avx512.cc",
         "../src/native/kernels/gemm-x86-sse2.cc",
-        "../src/native/kernels/thread-pool.cc"
+        "../src/native/kernels/thread-pool.cc",
+        "../src/native/xnn-graph/checked-flatbuffer.cc",
+        "../src/native/xnn-graph/named-keys.cc",
+        "../src/native/xnn-graph/value-ids.cc",
+        "../src/native/xnn-graph/xnn-graph-binding.cc",
+        "../src/native/xnn-graph/xnn-graph-reader.cc"
       ],
       "conditions": [
         [

@@ -41,6 +41,22 @@ function expectCode(code, fn) {
   failures.push(`expected ${code}, nothing thrown`);
 }
 
+// A valid XNNGraph: validGraph() of test/xnn-graph-reader.test.ts, as base64.
+const XNN_GRAPH = Buffer.from(
+  'IAAAAFhOMDEWABgAAAAEAAgAAAAMABAAAAAAABQAAAAYAAAAFAAAAKQAAAAEAgAACAIAAAwCAAACAAAAEAAAAEwA' +
+    'AAAIAAwABAAIAAgAAAACAAAAFAAAAA4AGAAEAAgADAAQABQAAAAQAAAACgAAABQAAAD/////HgAAAAUAAAAMABAA' +
+    'BAAIAAAADAAMAAAABgAAABQAAAAoAAAACgAQAAQACAAMAAAADAAAAB4AAAAoAAAAAAAAAAgADAAEAAgACAAAAAAA' +
+    'AAAAAMBABAAAABgAAABkAAAAsAAAAPwAAAAIAAwABAAIAAgAAAABAAAAGAAAABIAHAAEAAAACAAMABAAFAAYAAAA' +
+    'FAAAAAEAAAAUAAAAAAAAAAAAAAABAAAACgAAAAIAAAABAAAAAwAAAAgADAAEAAgACAAAAAEAAAAYAAAAEgAcAAQA' +
+    'AAAIAAwAEAAUABgAAAAUAAAAAQAAABQAAAABAAAA/////wAAAAAUAAAAAgAAAAIAAAADAAAACAAMAAQACAAIAAAA' +
+    'AQAAABgAAAASABwABAAAAAgADAAQABQAGAAAABQAAAABAAAAFAAAAAAAAAD/////AAAAAB4AAAACAAAAAQAAAAIA' +
+    'AAAIAAwABAAIAAgAAAACAAAADAAAAAYACAAEAAAACAAAABgAAAASABwABAAAAAgADAAQABQAGAAAABQAAAABAAAA' +
+    'FAAAAAAAAAABAAAAAgAAACgAAAACAAAAAQAAAAIAAAABAAAACgAAAAEAAAAoAAAABAAAABwAAAAwAAAASAAAAFQA' +
+    'AAAKAAgAAAAAAAQAAAAMAAAABAAAAAAAAAAAAAoACAAAAAAABAAKAAAABAAAAAgAAAB3ZWlnaHQtMQAABAAEAAAA' +
+    'BgAAAAoACAAAAAAABAAAAAwAAAAEAAAABAAAAGNsw6kA',
+  'base64',
+);
+
 function scenarios(round) {
   const path = join(dir, `file-${round}.bin`);
   const file = new addon.File(path, RW, 0o644);
@@ -245,6 +261,18 @@ function scenarios(round) {
     addon.gemmF32Run(gemmPlan, gemmPacked.subarray(4), gemmInput, gemmOutput, batch),
   );
   expectCode('RangeError', () => addon.gemmF32Plan(0, kc, 16, 1, 1, 0, -1, 1, 1, -1));
+
+  // XNNGraph reader: the graph, its truncations and a bit flipped at every third byte
+  if (typeof addon.readXnnGraph(new Uint8Array(XNN_GRAPH)) === 'string') failures.push('xnn graph');
+  for (let length = 0; length < XNN_GRAPH.length; length += 5) {
+    addon.readXnnGraph(new Uint8Array(XNN_GRAPH.subarray(0, length)));
+  }
+  for (let at = round; at < XNN_GRAPH.length; at += 3) {
+    const flipped = new Uint8Array(XNN_GRAPH);
+    flipped[at] ^= 1 << (at % 8);
+    addon.readXnnGraph(flipped);
+  }
+  expectCode('ERR_INVALID_ARG_TYPE', () => addon.readXnnGraph(new Uint16Array(4)));
 
   // a file and a mapping dropped without close(): destructor and finalizer
   const dropped = new addon.File(path, 1, 0);

@@ -1,4 +1,4 @@
-import { getSystemErrorMap, getSystemErrorName } from 'node:util';
+import { nodeUtil } from './node-builtins.js';
 
 /**
  * The codes of MmapError that are not errno names (errno failures carry the name Node
@@ -53,7 +53,7 @@ export class MmapError extends Error {
   constructor(message: string | undefined, details: MmapErrorDetails) {
     const code =
       details.code ??
-      (details.errno === undefined ? 'ERR_MMAP' : getSystemErrorName(-details.errno));
+      (details.errno === undefined ? 'ERR_MMAP' : nodeUtil().getSystemErrorName(-details.errno));
     super(message ?? systemMessage(code, details));
     this.code = code;
     this.errno = details.errno;
@@ -90,7 +90,9 @@ export class MmapError extends Error {
 // Node's own format: "ENOSPC: no space left on device, posix_fallocate '/tmp/x'".
 function systemMessage(code: string, details: MmapErrorDetails): string {
   const description =
-    details.errno === undefined ? undefined : getSystemErrorMap().get(-details.errno)?.[1];
+    details.errno === undefined
+      ? undefined
+      : nodeUtil().getSystemErrorMap().get(-details.errno)?.[1];
   let message = description === undefined ? code : `${code}: ${description}`;
   if (details.syscall !== undefined) message += `, ${details.syscall}`;
   if (details.path !== undefined) message += ` '${details.path}'`;

@@ -68,3 +68,8 @@ export {
   type ArgumentErrorCode,
   type FileOffset,
 } from './validate.js';
+export {
+  loadXnnGraphReader,
+  type XnnGraphColumns,
+  type XnnGraphReader,
+} from './xnn-graph/xnn-graph-reader.js';

@@ -3,11 +3,11 @@
 // ENOMEM looks like "out of memory", so the error says how many of ours are live.
 // Reaching the kernel limit is worse than an error: V8 itself then fails to mmap and Node
 // aborts the process ("Fatal process out of memory"), so we stop short of it.
-import { readFileSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
+
 import { liveHeapMappings } from './backends/heap/mapping.js';
 import { loadedAddon } from './backends/posix/addon.js';
 import { MmapError } from './errors.js';
+import { nodeFs, nodeOs } from './node-builtins.js';
 
 /** Where Linux exposes the per-process mapping limit. */
 export const MAX_MAP_COUNT_PATH = '/proc/sys/vm/max_map_count';
@@ -15,7 +15,7 @@ export const MAX_MAP_COUNT_PATH = '/proc/sys/vm/max_map_count';
 /** vm.max_map_count, or null where it cannot be read (not Linux). */
 export function readMaxMapCount(): number | null {
   try {
-    const value = Number.parseInt(readFileSync(MAX_MAP_COUNT_PATH, 'utf8'), 10);
+    const value = Number.parseInt(nodeFs().readFileSync(MAX_MAP_COUNT_PATH, 'utf8'), 10);
     return Number.isSafeInteger(value) ? value : null;
   } catch {
     return null;
@@ -56,7 +56,7 @@ export function checkMapBudget(
   limit: number | null = cachedMaxMapCount(),
 ): void {
   if (limit === null || liveMappings + 1 + MAP_COUNT_HEADROOM <= limit) return;
-  const base = MmapError.fromErrno(osConstants.errno.ENOMEM, 'mmap', path);
+  const base = MmapError.fromErrno(nodeOs().constants.errno.ENOMEM, 'mmap', path);
   throw new MmapError(
     `${base.message}: refused before the kernel limit, which would abort Node. ` +
       explanation(liveMappings, limit),

@@ -1,5 +1,3 @@
-import { constants as bufferConstants } from 'node:buffer';
-import { constants as osConstants } from 'node:os';
 import {
   type BackendFile,
   type BackendName,
@@ -15,6 +13,7 @@ import {
 import { MmapError } from './errors.js';
 import { waitForLock } from './lock-wait.js';
 import { Mapping } from './mapping.js';
+import { maxBufferLength, nodeOs } from './node-builtins.js';
 import { type BackendChoice, getBackend } from './select-backend.js';
 import {
   expectArray,
@@ -89,7 +88,7 @@ export class MappedFile {
 
   private active(syscall: string): BackendFile {
     if (this.backendFile === null) {
-      throw MmapError.fromErrno(osConstants.errno.EBADF, syscall, this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EBADF, syscall, this.path);
     }
     return this.backendFile;
   }
@@ -213,7 +212,7 @@ export class MappedFile {
   read(position: FileOffset, length: number): Uint8Array {
     const file = this.active('pread');
     const at = expectOffset(position, 'position');
-    const size = expectLength(length, 'length', bufferConstants.MAX_LENGTH, 0);
+    const size = expectLength(length, 'length', maxBufferLength(), 0);
     const target = new Uint8Array(size);
     const count = file.readInto(target, at);
     return count === size ? target : target.subarray(0, count);

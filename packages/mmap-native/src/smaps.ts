@@ -1,7 +1,8 @@
 // Per-mapping memory figures from /proc/self/smaps (Linux only), e.g. to tell how much of
 // a cache file is dirty in memory versus clean and droppable.
-import { readFileSync } from 'node:fs';
+
 import type { Mapping } from './mapping.js';
+import { nodeFs } from './node-builtins.js';
 
 /** Bytes, from the smaps fields of the same names. */
 export interface MappingMemoryStats {
@@ -56,7 +57,7 @@ export function readSmapsTable(): SmapsTable | null {
   if (process.platform !== 'linux') return null;
   let text: string;
   try {
-    text = readFileSync('/proc/self/smaps', 'utf8');
+    text = nodeFs().readFileSync('/proc/self/smaps', 'utf8');
   } catch {
     return null;
   }

@@ -15,6 +15,7 @@ import { lastJson, makeTempDir, nodeArgs, packageDir, runChild } from './helpers
 interface Probe {
   backend?: string;
   gemm?: string | null;
+  xnnGraph?: string | null;
   isMmapError?: boolean;
   code?: string;
   message?: string;
@@ -90,13 +91,16 @@ async function probe(
     from,
   ]);
   expect(result.code).toBe(0);
-  const { gemm, ...rest } = lastJson<Probe>(result);
+  const { gemm, xnnGraph, ...rest } = lastJson<Probe>(result);
   gemmByProbe.set(root, gemm);
+  xnnGraphByProbe.set(root, xnnGraph);
   return rest;
 }
 
 /** What loadGemmKernels gave in the last probe of each copy: an isa, null, or an error code. */
 const gemmByProbe = new Map<string, string | null | undefined>();
+/** What loadXnnGraphReader gave in the last probe of each copy: 'loaded' or null. */
+const xnnGraphByProbe = new Map<string, string | null | undefined>();
 
 const posix = { backend: 'posix', warnings: [] };
 const heapWithWarning = { backend: 'heap', warnings: [HEAP_FALLBACK_WARNING] };
@@ -127,8 +131,9 @@ describe('addon loader', () => {
       expect(await probe(root, from, 'auto', dir, 3)).toEqual(heapWithWarning);
       // Asking for the heap backend is not a fallback: no warning.
       expect(await probe(root, from, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
-      // No addon, no GEMM kernels: null, not an error.
+      // No addon, no GEMM kernels and no graph reader: null, not an error.
       expect(gemmByProbe.get(root)).toBeNull();
+      expect(xnnGraphByProbe.get(root)).toBeNull();
     });
 
     it.runIf(process.platform === 'linux' && process.arch === 'x64')(
@@ -140,6 +145,7 @@ describe('addon loader', () => {
         expect(await probe(prebuilt, from, 'auto', dir)).toEqual(posix);
         expect(await probe(prebuilt, from, 'posix', dir)).toEqual(posix);
         expect(gemmByProbe.get(prebuilt)).toBe(loadGemmKernels()?.isa);
+        expect(xnnGraphByProbe.get(prebuilt)).toBe('loaded');
         // Installed but not loading (a system older than it needs), nothing else: heap.
         const broken = copyPackage(join(dir, from, 'broken-prebuilt'), 'not an ELF file');
         expect(await probe(broken, from, 'auto', dir)).toEqual(heapWithWarning);
@@ -162,6 +168,8 @@ describe('addon loader', () => {
       }
       // The heap backend still works: it only borrows flock from the addon.
       expect(await probe(root, from, 'heap', dir)).toEqual({ backend: 'heap', warnings: [] });
+      // A broken addon means no graph reader: module-loader then reads graphs in JavaScript.
+      expect(xnnGraphByProbe.get(root)).toBeNull();
     });
   });
 

@@ -6,6 +6,7 @@
 #include "util/addon_data.h"
 #include "util/crc32c.h"
 #include "util/errors.h"
+#include "xnn-graph/xnn-graph-binding.h"
 
 namespace mmap_native {
 
@@ -30,6 +31,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitPlatform(env, exports, data);
   InitCrc32c(env, exports);
   InitGemmKernels(env, exports);
+  InitXnnGraph(env, exports);
   return exports;
 }
 

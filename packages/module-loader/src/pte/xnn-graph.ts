@@ -1,7 +1,13 @@
 // The XNNPACK delegate's payload: an XH00 header, then the XNNGraph flatbuffer (identifier
 // XN01) and constant data. Read into a few typed columns (one pass, no object per node or
-// value); a constant's key is read from the flatbuffer when asked for.
-import { FlatBuffer, type Malformed, type Table, type Vector } from './flatbuffer.js';
+// value), by @memlayer/mmap-native's addon when it loads (xnn-graph-native.ts) and here
+// otherwise; the two accept the same graphs with the same columns. A constant's key and
+// bytes are read from the flatbuffer when asked for.
+import type { XnnGraphReader } from '@memlayer/mmap-native';
+import { mmapNative } from '#deferred/mmap-native';
+import { FlatBuffer, type Malformed, type Vector } from './flatbuffer.js';
+import { constantEntries } from './xnn-constants.js';
+import { readXnnGraphNatively } from './xnn-graph-native.js';
 
 /** backends/xnnpack/serialization/schema.fbs XNodeUnion, 1-based in declaration order. */
 export const XNODE_NAMES = [
@@ -78,7 +84,8 @@ const HEADER_MIN_LENGTH = 30;
 /** XNNGraph identifiers the runtime accepts (runtime/XNNCompiler.cpp). */
 const GRAPH_IDENTIFIERS = new Set(['XN01', 'XN00']);
 
-const GRAPH = { xnodes: 1, xvalues: 2, inputIds: 4, outputIds: 5, constantData: 8 };
+/** XNNGraph field slots (constant_data's is in xnn-constants.ts). */
+const GRAPH = { xnodes: 1, xvalues: 2, inputIds: 4, outputIds: 5 };
 const TENSOR_VALUE = {
   datatype: 0,
   dims: 2,
@@ -123,9 +130,24 @@ export interface XnnGraph {
   constantBytes(index: number): Uint8Array;
 }
 
-/** Reads a delegate payload (`what` names it in errors). */
+/** Reads a delegate payload; `malformed` throws the caller's error for a malformed one. */
 export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGraph {
+  return readXnnGraphWith(payload, malformed, mmapNative().loadXnnGraphReader());
+}
+
+/** readXnnGraph with the addon's `reader`, or in JavaScript when it is null. */
+export function readXnnGraphWith(
+  payload: Uint8Array,
+  malformed: Malformed,
+  reader: XnnGraphReader | null,
+): XnnGraph {
   const { graphBytes, constants } = splitPayload(payload, malformed);
+  return reader === null
+    ? readGraph(graphBytes, constants, malformed)
+    : readXnnGraphNatively(reader, graphBytes, constants, malformed);
+}
+
+function readGraph(graphBytes: Uint8Array, constants: Uint8Array, malformed: Malformed): XnnGraph {
   const fb = new FlatBuffer(graphBytes, malformed);
   if (!GRAPH_IDENTIFIERS.has(fb.identifier())) {
     malformed(`expected the XNNGraph identifier XN01 but found "${fb.identifier()}"`);
@@ -142,15 +164,13 @@ export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGrap
     values.indexOf,
     malformed,
   );
-  const constantData = fb.fieldVector(graph, GRAPH.constantData, 4, 'XNNGraph.constant_data');
+  const entries = constantEntries(fb, graph, constants, malformed);
   for (let v = 0; v < values.count; v++) {
     if (
-      (values.columns.constantIndex[v] as number) >= constantData.length &&
+      (values.columns.constantIndex[v] as number) >= entries.count &&
       values.columns.constantIndex[v] !== 0
     ) {
-      malformed(
-        `value ${v}: constant ${values.columns.constantIndex[v]} of ${constantData.length}`,
-      );
+      malformed(`value ${v}: constant ${values.columns.constantIndex[v]} of ${entries.count}`);
     }
   }
   const externals = (slot: number, name: string) =>
@@ -160,32 +180,15 @@ export function readXnnGraph(payload: Uint8Array, malformed: Malformed): XnnGrap
     });
   const inputIds = externals(GRAPH.inputIds, 'XNNGraph.input_ids');
   const outputIds = externals(GRAPH.outputIds, 'XNNGraph.output_ids');
-  const constant = (index: number): Table => {
-    if (!(index >= 0 && index < constantData.length)) {
-      malformed(`constant ${index} of ${constantData.length}`);
-    }
-    return fb.tableAt(constantData, index, 'ConstantDataOffset');
-  };
   return {
     ...nodes,
     ...values.columns,
     valueCount: values.count,
     inputIds,
     outputIds,
-    constantCount: constantData.length,
-    constantKey: (index) => fb.fieldString(constant(index), 2, 'ConstantDataOffset.named_key'),
-    constantBytes: (index) => {
-      const entry = constant(index);
-      // XNNCompiler.cpp getConstantDataPtr: payload[constant_data_offset + offset, + size).
-      const offset = fb.fieldU64(entry, 0, 'ConstantDataOffset.offset');
-      const size = fb.fieldU64(entry, 1, 'ConstantDataOffset.size');
-      if (!(offset + size <= constants.byteLength)) {
-        malformed(
-          `constant ${index}: bytes ${offset}..${offset + size} of ${constants.byteLength} of constant data`,
-        );
-      }
-      return constants.subarray(offset, offset + size);
-    },
+    constantCount: entries.count,
+    constantKey: entries.key,
+    constantBytes: entries.bytes,
   };
 }
 
@@ -270,6 +273,13 @@ function readValues(fb: FlatBuffer, list: Vector, malformed: Malformed) {
     dimsAt[id] = dims.start;
     dimsLength[id] = dims.length;
     totalDims += dims.length;
+  }
+  // Values may share a dims vector: unbounded, a small buffer could ask for memory
+  // quadratic in its length.
+  if (totalDims > fb.length) {
+    malformed(
+      `XNNTensorValue.dims: ${totalDims} dims in all, more than the ${fb.length} bytes read`,
+    );
   }
   const dims = new Uint32Array(totalDims);
   let at = 0;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { nodeFs } from '../node-fs.js';
 import type { Arm64Core, CpuFeatures } from './cpu-features.js';
 
 /** What detection found: the features, or null and why (the tiling is then nr8kr1sr1). */
@@ -15,7 +15,7 @@ export interface CpuFeaturesDetection {
 export function detectCpuFeatures(
   platform: string = process.platform,
   arch: string = process.arch,
-  read: (path: string) => string = (path) => readFileSync(path, 'latin1'),
+  read: (path: string) => string = (path) => nodeFs().readFileSync(path, 'latin1'),
 ): CpuFeaturesDetection {
   // XNNPACK 92a7ad50 src/configs/gemm-config.c: on iOS and macOS the arm64 config ignores the core.
   if (platform === 'darwin' && arch === 'arm64') {

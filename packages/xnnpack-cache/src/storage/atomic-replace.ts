@@ -1,15 +1,5 @@
-import {
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { nodeFs } from '../node-fs.js';
 
 /** What carries over from a replaced file (fs.Stats and mmap-native's FileStat both have it). */
 export interface FileOwnership {
@@ -40,7 +30,7 @@ export function removeDeadTemps(path: string): number {
   const folder = dirname(path);
   let names: string[];
   try {
-    names = readdirSync(folder);
+    names = nodeFs().readdirSync(folder);
   } catch {
     return 0;
   }
@@ -49,7 +39,7 @@ export function removeDeadTemps(path: string): number {
     const pid = Number(pattern.exec(name)?.[1] ?? Number.NaN);
     if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue;
     try {
-      unlinkSync(join(folder, name));
+      nodeFs().unlinkSync(join(folder, name));
       removed++;
     } catch {
       // Another process cleaned it up first.
@@ -82,26 +72,26 @@ export function writeFileAtomically(
     dirname(path),
     `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`,
   );
-  const fd = openSync(temp, 'wx', options.fileMode);
+  const fd = nodeFs().openSync(temp, 'wx', options.fileMode);
   try {
     fill(fd);
     keepModeAndOwner(fd, options.keepFrom);
-    fsyncSync(fd);
+    nodeFs().fsyncSync(fd);
   } catch (error) {
-    closeSync(fd);
-    unlinkSync(temp);
+    nodeFs().closeSync(fd);
+    nodeFs().unlinkSync(temp);
     throw error;
   }
-  closeSync(fd);
-  renameSync(temp, path);
+  nodeFs().closeSync(fd);
+  nodeFs().renameSync(temp, path);
   syncFolder(dirname(path));
 }
 
 function keepModeAndOwner(fd: number, from: FileOwnership | undefined): void {
   if (from === undefined) return;
-  fchmodSync(fd, from.mode & 0o7777);
+  nodeFs().fchmodSync(fd, from.mode & 0o7777);
   try {
-    fchownSync(fd, from.uid, from.gid);
+    nodeFs().fchownSync(fd, from.uid, from.gid);
   } catch (error) {
     // Only root may give a file away; the same owner needs no change.
     const code = (error as { code?: string }).code;
@@ -112,7 +102,7 @@ function keepModeAndOwner(fd: number, from: FileOwnership | undefined): void {
 export function writeAll(fd: number, bytes: Uint8Array, offset: number): void {
   let done = 0;
   while (done < bytes.byteLength) {
-    done += writeSync(fd, bytes, done, bytes.byteLength - done, offset + done);
+    done += nodeFs().writeSync(fd, bytes, done, bytes.byteLength - done, offset + done);
   }
 }
 
@@ -120,15 +110,15 @@ export function writeAll(fd: number, bytes: Uint8Array, offset: number): void {
 function syncFolder(folder: string): void {
   let fd: number;
   try {
-    fd = openSync(folder, 'r');
+    fd = nodeFs().openSync(folder, 'r');
   } catch {
     return;
   }
   try {
-    fsyncSync(fd);
+    nodeFs().fsyncSync(fd);
   } catch {
     // Some file systems refuse fsync on a directory; the rename is still atomic.
   } finally {
-    closeSync(fd);
+    nodeFs().closeSync(fd);
   }
 }

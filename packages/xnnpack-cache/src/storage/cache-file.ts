@@ -1,4 +1,3 @@
-import { lstatSync, statSync } from 'node:fs';
 import {
   type BackendChoice,
   type BackgroundWrite,
@@ -7,6 +6,7 @@ import {
   type MappedFile,
   openMappedFile,
 } from '@memlayer/mmap-native';
+import { nodeFs } from '../node-fs.js';
 import { StorageFallback } from './fallback.js';
 
 export interface CacheFileOptions {
@@ -90,7 +90,9 @@ export class CacheFile {
   /** Whether the path now names another file (or none, or a symlink when they are refused). */
   isReplaced(): boolean {
     try {
-      const stat = this.#followSymlinks ? statSync(this.path) : lstatSync(this.path);
+      const stat = this.#followSymlinks
+        ? nodeFs().statSync(this.path)
+        : nodeFs().lstatSync(this.path);
       return stat.ino !== this.#ino || stat.dev !== this.#dev;
     } catch {
       return true;

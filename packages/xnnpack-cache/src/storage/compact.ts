@@ -1,4 +1,3 @@
-import { existsSync, ftruncateSync } from 'node:fs';
 import {
   alignUp,
   COMMIT_SLOT_OFFSETS,
@@ -18,6 +17,7 @@ import {
 } from '@memlayer/cache-format';
 import { type BackendChoice, pageSize } from '@memlayer/mmap-native';
 import { WeightsCacheError } from '../errors.js';
+import { nodeFs } from '../node-fs.js';
 import { removeDeadTemps, writeAll, writeFileAtomically } from './atomic-replace.js';
 import { CacheFile } from './cache-file.js';
 import { dataCrc32c } from './data-crc.js';
@@ -67,7 +67,7 @@ const DEFAULT_COMPACT_LOCK_TIMEOUT_MS = 5000;
  * no commit yet compacts to an empty v3 file.
  */
 export function compact(path: string, options: CompactOptions = {}): CompactResult {
-  if (!existsSync(path)) {
+  if (!nodeFs().existsSync(path)) {
     throw new WeightsCacheError('ERR_CACHE_COMPACT_FAILED', `No cache file at ${path}`);
   }
   let file: CacheFile | null = null;
@@ -182,7 +182,7 @@ function compactLocked(file: CacheFile, options: CompactOptions): CompactResult 
       bytesAfter = indexStart + bytes.byteLength;
     }
     // A dropped entry's bytes may lie past the end of the new index.
-    ftruncateSync(fd, bytesAfter);
+    nodeFs().ftruncateSync(fd, bytesAfter);
   });
   return {
     version,

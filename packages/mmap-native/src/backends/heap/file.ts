@@ -1,15 +1,3 @@
-import {
-  closeSync,
-  fdatasync,
-  fdatasyncSync,
-  constants as fsConstants,
-  fstatSync,
-  fsync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-} from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import type {
   BackendFile,
   BackendMapping,
@@ -20,23 +8,28 @@ import type {
   WriteEnd,
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
+import { nodeFs, nodeOs } from '../../node-builtins.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon } from '../posix/addon.js';
 import { readAt, writeFully } from './io.js';
 import { lockFile } from './locks.js';
 import { HeapMapping, type HeapMappingOwner } from './mapping.js';
 
-// 'w+' must not truncate (see OpenMode), so it is spelled with numeric flags.
-const OPEN_FLAGS: Record<OpenMode, number> = {
-  r: fsConstants.O_RDONLY,
-  'r+': fsConstants.O_RDWR,
-  'w+': fsConstants.O_RDWR | fsConstants.O_CREAT,
-  'wx+': fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_EXCL,
-};
-
-// Open never blocks (a FIFO would otherwise hang openSync). Linux and macOS ignore
-// O_NONBLOCK for regular files, the only kind accepted, so it is left set.
-const ALWAYS = fsConstants.O_NONBLOCK;
+/**
+ * open(2) flags of `mode`. 'w+' must not truncate (see OpenMode), so it is spelled with
+ * numeric flags. Open never blocks (a FIFO would otherwise hang openSync): Linux and macOS
+ * ignore O_NONBLOCK for regular files, the only kind accepted, so it is always set.
+ */
+function openFlags(mode: OpenMode, followSymlinks: boolean): number {
+  const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NONBLOCK, O_NOFOLLOW } = nodeFs().constants;
+  const access = {
+    r: O_RDONLY,
+    'r+': O_RDWR,
+    'w+': O_RDWR | O_CREAT,
+    'wx+': O_RDWR | O_CREAT | O_EXCL,
+  }[mode];
+  return access | O_NONBLOCK | (followSymlinks ? 0 : O_NOFOLLOW);
+}
 
 // Zero-filling in chunks bounds the memory a large grow needs.
 const GROW_CHUNK_BYTES = 1 << 20;
@@ -59,16 +52,16 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     private readonly addon: NativeAddon | null,
     followSymlinks: boolean,
   ) {
-    const flags = OPEN_FLAGS[mode] | ALWAYS | (followSymlinks ? 0 : fsConstants.O_NOFOLLOW);
+    const flags = openFlags(mode, followSymlinks);
     let fd: number;
     try {
-      fd = openSync(path, flags, permissions);
+      fd = nodeFs().openSync(path, flags, permissions);
     } catch (error) {
       throw MmapError.fromNodeError(error, 'open', path);
     }
     try {
       // Checked on the open descriptor: no window between a check and the open.
-      const st = fstatSync(fd);
+      const st = nodeFs().fstatSync(fd);
       if (!st.isFile()) {
         throw new MmapError(`only regular files can be mapped: '${path}' is not one`, {
           code: 'ERR_MMAP_NOT_REGULAR_FILE',
@@ -79,20 +72,20 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
       // The process-local lock table keys on the file's identity, like flock does.
       this.lockKey = `${st.dev}:${st.ino}`;
     } catch (error) {
-      closeSync(fd);
+      nodeFs().closeSync(fd);
       throw MmapError.fromNodeError(error, 'fstat', path);
     }
     this.fd = fd;
   }
 
   private check(syscall: string): void {
-    if (this.closed) throw MmapError.fromErrno(osConstants.errno.EBADF, syscall, this.path);
+    if (this.closed) throw MmapError.fromErrno(nodeOs().constants.errno.EBADF, syscall, this.path);
   }
 
   size(): number {
     this.check('fstat');
     try {
-      return fstatSync(this.fd).size;
+      return nodeFs().fstatSync(this.fd).size;
     } catch (error) {
       throw MmapError.fromNodeError(error, 'fstat', this.path);
     }
@@ -102,13 +95,13 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     this.check(sparse ? 'ftruncate' : 'write');
     const target = Number(newSize);
     if (!Number.isSafeInteger(target)) {
-      throw MmapError.fromErrno(osConstants.errno.EFBIG, 'ftruncate', this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EFBIG, 'ftruncate', this.path);
     }
     const current = this.size();
     if (target <= current) return current;
     if (sparse) {
       try {
-        ftruncateSync(this.fd, target);
+        nodeFs().ftruncateSync(this.fd, target);
       } catch (error) {
         throw MmapError.fromNodeError(error, 'ftruncate', this.path);
       }
@@ -123,7 +116,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
       }
     } catch (error) {
       try {
-        ftruncateSync(this.fd, current);
+        nodeFs().ftruncateSync(this.fd, current);
       } catch {
         // keep the original error
       }
@@ -136,10 +129,10 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     this.check('ftruncate');
     const target = Number(newSize);
     if (!Number.isSafeInteger(target)) {
-      throw MmapError.fromErrno(osConstants.errno.EFBIG, 'ftruncate', this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EFBIG, 'ftruncate', this.path);
     }
     try {
-      ftruncateSync(this.fd, target);
+      nodeFs().ftruncateSync(this.fd, target);
     } catch (error) {
       throw MmapError.fromNodeError(error, 'ftruncate', this.path);
     }
@@ -158,7 +151,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     }
     if (writable && this.mode === 'r') {
       // What mmap(MAP_SHARED, PROT_WRITE) says for a descriptor opened read-only.
-      throw MmapError.fromErrno(osConstants.errno.EACCES, 'mmap', this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EACCES, 'mmap', this.path);
     }
     const mapping = new HeapMapping(this, start, length, writable, this.pageSize);
     this.mappings.add(mapping);
@@ -174,8 +167,8 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     const syscall = dataOnly ? 'fdatasync' : 'fsync';
     this.check(syscall);
     try {
-      if (dataOnly) fdatasyncSync(this.fd);
-      else fsyncSync(this.fd);
+      if (dataOnly) nodeFs().fdatasyncSync(this.fd);
+      else nodeFs().fsyncSync(this.fd);
     } catch (error) {
       throw MmapError.fromNodeError(error, syscall, this.path);
     }
@@ -186,7 +179,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
     this.check(syscall);
     this.pendingSyncs++;
     return new Promise<void>((resolve, reject) => {
-      (dataOnly ? fdatasync : fsync)(this.fd, (error) => {
+      (dataOnly ? nodeFs().fdatasync : nodeFs().fsync)(this.fd, (error) => {
         this.pendingSyncs--;
         try {
           this.closeDescriptorIfUnused();
@@ -207,7 +200,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   stat(): FileStat {
     this.check('fstat');
     try {
-      const st = fstatSync(this.fd, { bigint: true });
+      const st = nodeFs().fstatSync(this.fd, { bigint: true });
       return {
         dev: Number(st.dev),
         ino: Number(st.ino),
@@ -226,7 +219,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   private position(position: FileOffset, syscall: string): number {
     const at = Number(position);
     if (!Number.isSafeInteger(at)) {
-      throw MmapError.fromErrno(osConstants.errno.EFBIG, syscall, this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EFBIG, syscall, this.path);
     }
     return at;
   }
@@ -244,7 +237,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   write(source: Uint8Array, position: FileOffset): void {
     if (this.mode === 'r') {
       // What pwrite says for a descriptor opened read-only.
-      throw MmapError.fromErrno(osConstants.errno.EBADF, 'pwrite', this.path);
+      throw MmapError.fromErrno(nodeOs().constants.errno.EBADF, 'pwrite', this.path);
     }
     this.check('pwrite');
     const at = this.position(position, 'pwrite');
@@ -291,7 +284,7 @@ export class HeapFile implements BackendFile, HeapMappingOwner {
   private closeDescriptorIfUnused(): void {
     if (!this.closed || this.mappings.size > 0 || this.pendingSyncs > 0) return;
     try {
-      closeSync(this.fd);
+      nodeFs().closeSync(this.fd);
     } catch (error) {
       throw MmapError.fromNodeError(error, 'close', this.path);
     }

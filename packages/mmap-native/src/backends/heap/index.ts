@@ -1,8 +1,9 @@
 // The heap backend: pure JavaScript over node:fs, for Windows, runtimes without external
 // ArrayBuffers (Electron's V8 memory cage), or when forced for tests. Same API; a mapping
 // is a private copy that sync() writes back. Differences are listed in the README.
-import { constants as bufferConstants } from 'node:buffer';
+
 import type { Backend } from '../../backend.js';
+import { maxBufferLength } from '../../node-builtins.js';
 import type { NativeAddon } from '../posix/addon.js';
 import { HeapFile } from './file.js';
 import { liveHeapMappings } from './mapping.js';
@@ -14,7 +15,7 @@ export function createHeapBackend(addon: NativeAddon | null): Backend {
   const pageSize = addon?.supported ? addon.pageSize() : FALLBACK_PAGE_SIZE;
   return {
     name: 'heap',
-    maxMappingLength: bufferConstants.MAX_LENGTH,
+    maxMappingLength: maxBufferLength(),
     pageSize: () => pageSize,
     open: (path, mode, permissions, options) =>
       new HeapFile(path, mode, permissions, pageSize, addon, options?.followSymlinks ?? true),

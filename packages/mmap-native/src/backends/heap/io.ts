@@ -1,11 +1,11 @@
 // Positional whole-range reads and writes on an fs descriptor (fs calls may be partial).
-import { readSync, writeSync } from 'node:fs';
+import { nodeFs } from '../../node-builtins.js';
 
 /** Reads until target is full or end of file; returns the bytes read. */
 export function readAt(fd: number, target: Uint8Array, position: number): number {
   let done = 0;
   while (done < target.length) {
-    const n = readSync(fd, target, done, target.length - done, position + done);
+    const n = nodeFs().readSync(fd, target, done, target.length - done, position + done);
     if (n === 0) break; // end of file
     done += n;
   }
@@ -20,6 +20,6 @@ export function readFully(fd: number, target: Uint8Array, position: number): voi
 export function writeFully(fd: number, source: Uint8Array, position: number): void {
   let done = 0;
   while (done < source.length) {
-    done += writeSync(fd, source, done, source.length - done, position + done);
+    done += nodeFs().writeSync(fd, source, done, source.length - done, position + done);
   }
 }

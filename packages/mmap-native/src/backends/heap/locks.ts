@@ -3,9 +3,10 @@
 // are best-effort and process-local: they exclude other descriptors of this process only,
 // not other processes, and a blocking request that conflicts fails with EDEADLK instead
 // of hanging the single JavaScript thread forever.
-import { constants as osConstants } from 'node:os';
+
 import type { LockKind } from '../../backend.js';
 import { MmapError } from '../../errors.js';
+import { nodeOs } from '../../node-builtins.js';
 import type { NativeAddon } from '../posix/addon.js';
 import { LOCK_CODES } from '../posix/index.js';
 
@@ -17,7 +18,7 @@ interface LockState {
 const processLocks = new Map<string, LockState>();
 
 function errno(name: 'EAGAIN' | 'EDEADLK'): number {
-  return osConstants.errno[name];
+  return nodeOs().constants.errno[name];
 }
 
 export function lockFile(

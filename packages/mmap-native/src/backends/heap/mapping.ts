@@ -1,8 +1,9 @@
 // A heap "mapping": an ArrayBuffer holding a copy of the range. Writes reach the file on
 // sync() and on unmap() (as dirty MAP_SHARED pages would), never for read-only mappings.
-import { fdatasyncSync } from 'node:fs';
+
 import type { Advice, BackendMapping, Residency, SyncMode } from '../../backend.js';
 import { MmapError } from '../../errors.js';
+import { nodeFs } from '../../node-builtins.js';
 import { readFully, writeFully } from './io.js';
 
 export interface HeapMappingOwner {
@@ -70,7 +71,7 @@ export class HeapMapping implements BackendMapping {
     this.writeBack(offset, length);
     if (mode === 'sync' && this.writable) {
       try {
-        fdatasyncSync(this.owner.fd); // MS_SYNC waits for the data to reach storage
+        nodeFs().fdatasyncSync(this.owner.fd); // MS_SYNC waits for the data to reach storage
       } catch (error) {
         throw MmapError.fromNodeError(error, 'fdatasync', this.owner.path);
       }

@@ -2,11 +2,12 @@
 // build of this package (addon/build/Release, addon/build/Debug). "Found nowhere" becomes
 // an error that says what to run; a source build that fails to load (broken binary,
 // missing symbol) is rethrown as is, a prebuilt one that fails counts as missing.
-import { existsSync, readFileSync } from 'node:fs';
+
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MmapError } from '../../errors.js';
+import { nodeFs } from '../../node-builtins.js';
 import { findPlatformAddon, platformLabel, platformPackageName } from './platform-package.js';
 
 /** The native File object (src/native/objects/file.cc). */
@@ -95,9 +96,9 @@ function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest)) {
+    if (nodeFs().existsSync(manifest)) {
       try {
-        if (JSON.parse(readFileSync(manifest, 'utf8')).name === PACKAGE_NAME) return dir;
+        if (JSON.parse(nodeFs().readFileSync(manifest, 'utf8')).name === PACKAGE_NAME) return dir;
       } catch {
         // an unreadable manifest is not ours; keep walking up
       }
@@ -162,7 +163,7 @@ export function tryLoadAddon(): NativeAddon | null {
   if (cached !== undefined) return cached;
   let addon = loadPrebuilt();
   if (addon === null) {
-    const local = localBuilds().find((candidate) => existsSync(candidate));
+    const local = localBuilds().find((candidate) => nodeFs().existsSync(candidate));
     if (local !== undefined) addon = createRequire(import.meta.url)(local) as NativeAddon;
   }
   addon?.configure(MmapError);

@@ -1,5 +1,5 @@
 // The posix backend: real mmap through the native addon.
-import { constants as bufferConstants } from 'node:buffer';
+
 import { markAsUntransferable } from 'node:worker_threads';
 import type {
   Advice,
@@ -17,6 +17,7 @@ import type {
 } from '../../backend.js';
 import { MmapError } from '../../errors.js';
 import { checkMapBudget, explainMapFailure } from '../../map-count.js';
+import { maxBufferLength } from '../../node-builtins.js';
 import type { FileOffset } from '../../validate.js';
 import type { NativeAddon, NativeFile, NativeMapping } from './addon.js';
 
@@ -99,9 +100,7 @@ class PosixFile implements BackendFile {
   map(offset: FileOffset, length: number, writable: boolean): BackendMapping {
     checkMapBudget(this.liveMappings(), this.path);
     try {
-      return new PosixMapping(
-        this.native.map(offset, length, writable, bufferConstants.MAX_LENGTH),
-      );
+      return new PosixMapping(this.native.map(offset, length, writable, maxBufferLength()));
     } catch (error) {
       throw explainMapFailure(error, this.liveMappings());
     }
@@ -164,7 +163,7 @@ class PosixFile implements BackendFile {
 export function createPosixBackend(addon: NativeAddon): Backend {
   return {
     name: 'posix',
-    maxMappingLength: bufferConstants.MAX_LENGTH,
+    maxMappingLength: maxBufferLength(),
     pageSize: () => addon.pageSize(),
     open: (path, mode, permissions, options?: BackendOpenOptions) =>
       new PosixFile(

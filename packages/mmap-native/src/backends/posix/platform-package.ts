@@ -1,16 +1,17 @@
 // The per-platform package that carries the prebuilt addon, named the way napi-rs names
 // them: @memlayer/mmap-native-<platform>-<arch>[-gnu|-musl]. It is an optional dependency
 // of this package, installed by npm and pnpm only where its os/cpu/libc fields match.
-import { existsSync } from 'node:fs';
+
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { nodeFs } from '../../node-builtins.js';
 
 /** The C library a Linux process runs on; node-gyp-build's test (Alpine means musl). */
 export function currentLibc(): 'glibc' | 'musl' | null {
   if (process.platform !== 'linux') return null;
   const forced = process.env['LIBC'];
   if (forced === 'glibc' || forced === 'musl') return forced;
-  return existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  return nodeFs().existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
 }
 
 /** "linux-x64 (glibc)": what a prebuilt addon has to match, for messages. */
@@ -42,5 +43,5 @@ export function findPlatformAddon(from: string): string | null {
     return null;
   }
   const path = join(dirname(manifest), PLATFORM_ADDON_FILE);
-  return existsSync(path) ? path : null;
+  return nodeFs().existsSync(path) ? path : null;
 }
