@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BackendOptions, LoadBackendOptionsMap, Module } from '@memlayer/module-loader';
+// Only what a child needs is imported here: the bench's other modules load the lower
+// packages, which the "loading code" start must load itself.
 import { median, nowMs } from './measure.js';
-import { writeModel } from './model.js';
-import { buildNative, runNative } from './native.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -98,6 +98,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${measureFloor(positionals[0] as string).floorMs}\n`);
     return;
   }
+  const { writeModel } = await import('./model.js');
+  const { buildNative, runNative } = await import('./native.js');
   const layers = Number(values.layers);
   const dim = Number(values.dim);
   const rounds = Number(values.rounds);

@@ -10,6 +10,8 @@
         "../src/native/kernels/cpu-isa.cc",
         "../src/native/kernels/gemm-args.cc",
         "../src/native/kernels/gemm-binding.cc",
+        "../src/native/kernels/gemm-chain.cc",
+        "../src/native/kernels/gemm-chain-binding.cc",
         "../src/native/kernels/gemm-plan-handle.cc",
         "../src/native/kernels/gemm-portable.cc",
         "../src/native/kernels/gemm-run.cc",

@@ -253,6 +253,29 @@ function scenarios(round) {
       }
     }
   }
+
+  // GEMM chains: two layers run in one call with threads (the scratch grown for a larger
+  // batch), chains dropped to the collector (their finalizer frees the scratch and the
+  // references), a detached weights view refused in C++
+  const square = addon.gemmF32Plan(kc, kc, 16, 1, 1, 0, -1, 1e9, 3, -1);
+  const squarePacked = new Float32Array(Math.ceil(kc / 16) * 16 * (1 + kc)).fill(1 / 1024);
+  const last = addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1e9, 1, -1);
+  const chain = addon.gemmF32Chain(
+    [square, last],
+    [new Uint8Array(squarePacked.buffer), gemmPacked],
+  );
+  for (const rows of [1, batch]) {
+    gemmOutput.fill(0);
+    addon.gemmF32ChainRun(chain, gemmInput, gemmOutput, rows);
+    if (!(gemmOutput[rows * nc - 1] > 0.25)) failures.push(`gemm chain: ${gemmOutput[0]}`);
+  }
+  for (let i = 0; i < 20; i++) addon.gemmF32Chain([last], [gemmPacked]);
+  const doomed = new Uint8Array(packedGemm.slice().buffer);
+  const doomedChain = addon.gemmF32Chain([last], [doomed]);
+  structuredClone(doomed.buffer, { transfer: [doomed.buffer] });
+  expectCode('RangeError', () => addon.gemmF32ChainRun(doomedChain, gemmInput, gemmOutput, 1));
+  expectCode('TypeError', () => addon.gemmF32ChainRun(file, gemmInput, gemmOutput, 1));
+
   for (let i = 0; i < 50; i++) addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1, 1, -1);
   const gemmPlan = addon.gemmF32Plan(nc, kc, 16, 1, 1, 0, -1, 1, 1, -1);
   expectCode('TypeError', () => addon.gemmF32Run({}, gemmPacked, gemmInput, gemmOutput, batch));

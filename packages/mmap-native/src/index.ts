@@ -32,6 +32,7 @@ export {
   type PackedGemmLayout,
 } from './kernels/gemm-kernels.js';
 export type { PreparedGemmF32 } from './kernels/prepared-gemm.js';
+export type { GemmChainLayer, PreparedGemmChainF32 } from './kernels/prepared-gemm-chain.js';
 export {
   liveMappingCount,
   MAP_COUNT_HEADROOM,

@@ -66,8 +66,10 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     module.dispose();
   });
 
+  // A line of fully-connected layers runs as one native chain with scratch of its own: these
+  // programs put a standalone clamp after each layer, so their nodes run one by one.
   test("intermediate values live in the workspace; outputs are the caller's and outlive later runs", () => {
-    const layers = makeLayers([8, 16, 12, 4]);
+    const layers = makeLayers([8, 16, 12, 4], 1, 'clamp');
     const { pte, ptd } = writeMlp(dir, 'mlp', layers);
     const module = new Module(pte, { registry: registryWith(), dataFiles: [ptd as string] });
     module.loadMethod('forward');
@@ -75,16 +77,17 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
     const kept = Float32Array.from(first?.data ?? []);
     const workspace = (module.methodHandle('forward') as { workspace: { byteLength: number } })
       .workspace;
-    // Two intermediates of 3 rows (16 and 12 features); the output is a fresh array.
-    expect(workspace.byteLength).toBe(3 * (16 + 12) * 4);
+    // Layer and clamp outputs of 3 rows (16, 16, 12, 12 features), at most two live at a
+    // time (16 + 16 at the first clamp); the output is a fresh array.
+    expect(workspace.byteLength).toBe(3 * (16 + 16) * 4);
     expect(first?.data.buffer.byteLength).toBe(3 * 4 * 4);
     module.execute('forward', [{ shape: [3, 8], data: input(3, 8).map((x) => -x) }]);
     expect(first?.data).toEqual(kept);
     module.dispose();
   });
 
-  test('a chain of layers runs through two buffers of the workspace, at any batch, run after run', () => {
-    const layers = makeLayers([8, 16, 16, 16, 16, 4]);
+  test('a chain of nodes runs through two buffers of the workspace, at any batch, run after run', () => {
+    const layers = makeLayers([8, 16, 16, 16, 16, 4], 1, 'clamp');
     const { pte, ptd } = writeMlp(dir, 'chain', layers);
     const module = new Module(pte, { registry: registryWith(), dataFiles: [ptd as string] });
     module.loadMethod('forward');
@@ -94,7 +97,7 @@ describe('ExecuTorch programs (.pte + .ptd)', () => {
       const [out] = module.execute('forward', [{ shape: [rows, 8], data: input(rows, 8) }]);
       expectNearReference(out?.data, reference(layers, input(rows, 8), rows));
     }
-    // Four intermediates of 16 features, each read by the next layer only: two at a time.
+    // Eight intermediates of 16 features, each read by the next node only: two at a time.
     expect(workspace.byteLength).toBe(2 * 5 * 16 * 4);
     module.dispose();
   });

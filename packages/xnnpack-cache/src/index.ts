@@ -52,6 +52,10 @@ export {
   findFullyConnectedNcF32ByName,
   fullyConnectedNcF32At,
 } from './operators/fully-connected-by-name.js';
+export {
+  type FullyConnectedChain,
+  fullyConnectedChain,
+} from './operators/fully-connected-chain.js';
 export type { KernelChoice } from './operators/kernel-choice.js';
 export type { OutputRange } from './operators/output-range.js';
 export { DEFAULT_GEMM_TILING, GEMM_TILINGS, type GemmTiling } from './operators/tiling.js';

@@ -97,25 +97,20 @@ function bound(value: unknown, name: string, field: string, fallback: number): n
 }
 
 /** Checks `packed` (a Uint8Array at a multiple of 4 bytes, or an ArrayBuffer) and its size. */
-export function checkPacked(packed: unknown, packedBytes: number): void {
+export function checkPacked(packed: unknown, packedBytes: number, name = 'packed'): void {
   let bytes = 0;
   if (packed instanceof Uint8Array) {
     if (packed.byteOffset % 4 !== 0) {
-      fail(
-        'ERR_INVALID_ARG_VALUE',
-        'a view that starts at a multiple of 4 bytes',
-        'packed',
-        packed,
-      );
+      fail('ERR_INVALID_ARG_VALUE', 'a view that starts at a multiple of 4 bytes', name, packed);
     }
     bytes = packed.byteLength;
   } else if (packed instanceof ArrayBuffer) {
     bytes = packed.byteLength;
   } else {
-    fail('ERR_INVALID_ARG_TYPE', 'a Uint8Array or an ArrayBuffer', 'packed', packed);
+    fail('ERR_INVALID_ARG_TYPE', 'a Uint8Array or an ArrayBuffer', name, packed);
   }
   if (bytes < packedBytes) {
-    fail('ERR_OUT_OF_RANGE', `at least ${packedBytes} bytes of packed weights`, 'packed', packed);
+    fail('ERR_OUT_OF_RANGE', `at least ${packedBytes} bytes of packed weights`, name, packed);
   }
 }
 

@@ -17,6 +17,12 @@ import {
   PreparedGemm,
   type PreparedGemmF32,
 } from './prepared-gemm.js';
+import {
+  type GemmChainLayer,
+  type NativeGemmChainFunctions,
+  type PreparedGemmChainF32,
+  prepareGemmChain,
+} from './prepared-gemm-chain.js';
 
 /**
  * The shape and tiling of weights packed by XNNPACK's xnn_pack_f32_gemm_goi_w (one group):
@@ -80,10 +86,16 @@ export interface GemmKernels {
    * buffers and batch (for a layer run many times, as a model's are).
    */
   prepareGemmF32(layout: PackedGemmLayout, settings?: GemmF32Settings): PreparedGemmF32;
+  /**
+   * Layers of prepareGemmF32 run one after another in one call, each one's output the
+   * next one's input (layer i + 1's kc must be layer i's nc): the same bits as running
+   * each layer's `run` in turn, without a call per layer.
+   */
+  prepareGemmChainF32(layers: readonly GemmChainLayer[]): PreparedGemmChainF32;
 }
 
 /** The functions src/native/kernels/gemm-binding.cc adds to the addon. */
-interface KernelsAddon {
+interface KernelsAddon extends NativeGemmChainFunctions {
   gemmF32(
     packed: Uint8Array | ArrayBuffer,
     input: Float32Array,
@@ -128,6 +140,8 @@ export function loadGemmKernels(): GemmKernels | null {
     typeof addon.gemmF32 !== 'function' ||
     typeof addon.gemmF32Plan !== 'function' ||
     typeof addon.gemmF32Run !== 'function' ||
+    typeof addon.gemmF32Chain !== 'function' ||
+    typeof addon.gemmF32ChainRun !== 'function' ||
     addon.gemmIsas === undefined
   ) {
     return null;
@@ -146,6 +160,7 @@ export function loadGemmKernels(): GemmKernels | null {
     ) => gemmF32(native, isas, packed, layout, input, batch, options),
     prepareGemmF32: (layout: PackedGemmLayout, settings?: GemmF32Settings) =>
       prepareGemmF32(native, isas, layout, settings),
+    prepareGemmChainF32: (layers: readonly GemmChainLayer[]) => prepareGemmChain(native, layers),
   });
 }
 

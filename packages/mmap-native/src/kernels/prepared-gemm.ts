@@ -47,6 +47,11 @@ export class PreparedGemm implements PreparedGemmF32 {
     this.#plan = plan;
   }
 
+  /** The addon's plan of `gemm`, or undefined when prepareGemmF32 did not make it. */
+  static planOf(gemm: unknown): NativeGemmPlan | undefined {
+    return typeof gemm === 'object' && gemm !== null && #plan in gemm ? gemm.#plan : undefined;
+  }
+
   run(
     packed: Uint8Array | ArrayBuffer,
     input: Float32Array,

@@ -21,6 +21,7 @@ import type {
   PreparedDelegate,
   Tensor,
 } from './backend.js';
+import { DelegateChain } from './delegate-chain.js';
 import { IntermediateArena, type NodeOutputs } from './intermediate-arena.js';
 import type { MethodOperators } from './method-operators.js';
 import type { NodeKeyColumns } from './node-keys.js';
@@ -75,6 +76,8 @@ export interface XnnpackDelegateHandle extends CacheBuild {
   readonly workspace: XnnpackWorkspace;
   /** This method's intermediate values in the workspace. */
   readonly intermediates: IntermediateArena;
+  /** The delegate's layers as one native call, when they form a line (made at first run). */
+  readonly chain: DelegateChain;
   destroyed: boolean;
 }
 
@@ -322,6 +325,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
       options,
       workspace,
       intermediates,
+      chain: new DelegateChain(graph),
       ...built,
       destroyed: false,
     };
@@ -334,6 +338,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
         handle.operators,
         handle.intermediates,
         inputs,
+        handle.chain,
       ) as Tensor[];
     const { method } = handle;
     if (handle.destroyed)
@@ -388,6 +393,7 @@ export class XnnpackBackend implements Backend<XnnpackHandle | XnnpackDelegateHa
     handle.destroyed = true;
     // Drop the cache references before the operators (as ExecuTorch's destroy does).
     if (handle.packedDataNames.length > 0) handle.cache.deletePackedData(handle.packedDataNames);
+    if (handle.kind === 'delegate') handle.chain.clear();
     handle.operators.clear();
     handle.lease?.release();
   }

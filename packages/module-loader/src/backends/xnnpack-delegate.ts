@@ -17,6 +17,7 @@ import {
 } from '../pte/xnn-graph.js';
 import { geluExact } from './activations.js';
 import type { Tensor } from './backend.js';
+import type { DelegateChain } from './delegate-chain.js';
 import type { IntermediateArena, NodeOutputs } from './intermediate-arena.js';
 import { type LayerSettings, MethodOperators } from './method-operators.js';
 import { dimOf } from './xnnpack-delegate-checks.js';
@@ -74,13 +75,16 @@ export function createDelegateOperators(
 /**
  * Runs the delegate on its call's arguments (ExecuTorch passes the DelegateCall's args;
  * a value's external_id indexes them): reads the inputs, returns the arguments with the
- * outputs filled in. Inputs are [rows, features] f32 matrices, any number of rows.
+ * outputs filled in. Inputs are [rows, features] f32 matrices, any number of rows. A line
+ * of fully-connected layers runs as one native call through `chains` (null: node by node,
+ * with the same bits).
  */
 export function executeDelegate(
   graph: XnnGraph,
   operators: MethodOperators,
   intermediates: IntermediateArena,
   args: readonly (Tensor | undefined)[],
+  chains: DelegateChain | null,
 ): (Tensor | undefined)[] {
   const values = new Array<Float32Array | undefined>(graph.valueCount);
   let rows = 0;
@@ -107,7 +111,36 @@ export function executeDelegate(
     rows = tensorRows;
     key += `${tensor.data.length},`;
   }
-  const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
+  const chain = chains === null ? null : chains.of(operators);
+  if (chain !== null) {
+    // One line of layers: its intermediates live in the chain's own scratch, and its
+    // output, the delegate's, is a new array per run.
+    const last = graph.nodeCount - 1;
+    const input = values[graph.nodeInput[0] as number] as Float32Array;
+    values[graph.nodeOutput[last] as number] = chain.run(input, rows);
+  } else {
+    const outputs = intermediates.outputs(key, () => nodeOutputs(graph, operators, values));
+    runNodes(graph, operators, outputs, values);
+  }
+  const filled = [...args];
+  for (const id of graph.outputIds) {
+    const data = values[id] as Float32Array;
+    const columns = dimOf(graph, id, -1);
+    filled[graph.externalId[id] as number] = {
+      shape: [data.length / columns || rows, columns],
+      data,
+    };
+  }
+  return filled;
+}
+
+/** Runs the delegate's nodes one by one, each writing its planned output. */
+function runNodes(
+  graph: XnnGraph,
+  operators: MethodOperators,
+  outputs: readonly Float32Array[],
+  values: (Float32Array | undefined)[],
+): void {
   for (let n = 0; n < graph.nodeCount; n++) {
     const input = values[graph.nodeInput[n] as number] as Float32Array;
     const output = outputs[n] as Float32Array;
@@ -123,16 +156,6 @@ export function executeDelegate(
     }
     values[graph.nodeOutput[n] as number] = output;
   }
-  const filled = [...args];
-  for (const id of graph.outputIds) {
-    const data = values[id] as Float32Array;
-    const columns = dimOf(graph, id, -1);
-    filled[graph.externalId[id] as number] = {
-      shape: [data.length / columns || rows, columns],
-      data,
-    };
-  }
-  return filled;
 }
 
 /** Each node's output: its length, whether it is the delegate's, which node reads it last. */

@@ -1,4 +1,4 @@
-import type { PreparedGemmF32 } from '@memlayer/mmap-native';
+import type { GemmKernels, PreparedGemmF32 } from '@memlayer/mmap-native';
 import type { WeightsCacheProvider } from '../cache/provider.js';
 import { NOT_FOUND } from '../cache/provider.js';
 import { assertPositiveInteger, invalidArgument, WeightsCacheError } from '../errors.js';
@@ -197,8 +197,51 @@ export function operatorAt(
   return new FullyConnectedNcF32(cache, setup, offset, cacheHit);
 }
 
+/** What running a native operator takes, for a chain of them (fully-connected-chain.ts). */
+export interface NativeLayer {
+  readonly cache: WeightsCacheProvider;
+  readonly offset: number;
+  readonly layout: GemmGoiLayout;
+  readonly gemm: PreparedGemmF32;
+  readonly kernels: GemmKernels;
+}
+
+/** `operator`'s native layer, or null when it runs the JavaScript kernel or is not ours. */
+export function nativeLayerOf(operator: FullyConnectedOperator): NativeLayer | null {
+  return FullyConnectedNcF32.nativeLayerOf(operator);
+}
+
+/** Operators run only over a finalized cache (as XNNPACK's do). */
+export function assertFinalized(cache: WeightsCacheProvider): void {
+  if (!cache.isFinalized()) {
+    throw new WeightsCacheError(
+      'ERR_CACHE_INVALID_STATE',
+      'Cannot run a fully-connected operator before its weights cache is finalized',
+    );
+  }
+}
+
+/** Checks a run's batch and input [batchSize][kc]; its output [batchSize][nc], or a new one. */
+export function checkRun(
+  input: Float32Array,
+  batchSize: number,
+  output: Float32Array | undefined,
+  kc: number,
+  nc: number,
+): Float32Array {
+  assertPositiveInteger(batchSize, 'batchSize');
+  if (!(input instanceof Float32Array) || input.length < batchSize * kc) {
+    invalidArgument(`a Float32Array of at least ${batchSize * kc} floats`, 'input', input);
+  }
+  const y = output ?? new Float32Array(batchSize * nc);
+  if (!(y instanceof Float32Array) || y.length < batchSize * nc) {
+    invalidArgument(`a Float32Array of at least ${batchSize * nc} floats`, 'output', y);
+  }
+  return y;
+}
+
 /** Never read past an entry: the region handed out must hold the whole packed layout. */
-function checkRegion(bytes: Uint8Array, layout: GemmGoiLayout): void {
+export function checkRegion(bytes: Uint8Array, layout: GemmGoiLayout): void {
   if (!(bytes instanceof Uint8Array)) tooSmall('no', layout);
   if (bytes.byteLength < layout.packedBytes) tooSmall(bytes.byteLength, layout);
 }
@@ -222,6 +265,7 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
   readonly #layout: GemmGoiLayout;
   readonly #range: OutputRange | null;
   readonly #gemm: PreparedGemmF32 | null;
+  readonly #kernels: GemmKernels | null;
   #javascript: JavascriptGemm | null = null;
   #viewOf: Uint8Array | null = null;
   #weights: Float32Array | null = null;
@@ -232,12 +276,13 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     offset: number,
     cacheHit: boolean,
   ) {
-    const { plan, tiling, range, gemm } = setup;
+    const { plan, tiling, range, gemm, execution } = setup;
     const layout = plan.gemm;
     this.#cache = cache;
     this.#layout = layout;
     this.#range = range;
     this.#gemm = gemm;
+    this.#kernels = execution.native;
     this.inputChannels = layout.kc;
     this.outputChannels = layout.nc;
     this.tiling = tiling;
@@ -255,22 +300,25 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
     return this.#range === null ? Number.POSITIVE_INFINITY : this.#range.max;
   }
 
+  /** What a chain of native operators reads of this one (null: the JavaScript kernel runs). */
+  static nativeLayerOf(operator: unknown): NativeLayer | null {
+    if (typeof operator !== 'object' || operator === null || !(#gemm in operator)) return null;
+    const gemm = operator.#gemm;
+    const kernels = operator.#kernels;
+    if (gemm === null || kernels === null) return null;
+    return {
+      cache: operator.#cache,
+      offset: operator.offset,
+      layout: operator.#layout,
+      gemm,
+      kernels,
+    };
+  }
+
   run(input: Float32Array, batchSize: number, output?: Float32Array): Float32Array {
-    if (!this.#cache.isFinalized()) {
-      throw new WeightsCacheError(
-        'ERR_CACHE_INVALID_STATE',
-        'Cannot run a fully-connected operator before its weights cache is finalized',
-      );
-    }
-    assertPositiveInteger(batchSize, 'batchSize');
+    assertFinalized(this.#cache);
     const { kc, nc } = this.#layout;
-    if (!(input instanceof Float32Array) || input.length < batchSize * kc) {
-      invalidArgument(`a Float32Array of at least ${batchSize * kc} floats`, 'input', input);
-    }
-    const y = output ?? new Float32Array(batchSize * nc);
-    if (!(y instanceof Float32Array) || y.length < batchSize * nc) {
-      invalidArgument(`a Float32Array of at least ${batchSize * nc} floats`, 'output', y);
-    }
+    const y = checkRun(input, batchSize, output, kc, nc);
     // Looked up at every run: the cache may hand back a different mapping over time.
     const bytes = this.#cache.offsetToAddr(this.offset);
     if (this.#gemm !== null) {
@@ -309,7 +357,12 @@ class FullyConnectedNcF32 implements FullyConnectedOperator {
 }
 
 /** Whether the first `aFloats` of a and the first `bFloats` of b share memory. */
-function overlaps(a: Float32Array, aFloats: number, b: Float32Array, bFloats: number): boolean {
+export function overlaps(
+  a: Float32Array,
+  aFloats: number,
+  b: Float32Array,
+  bFloats: number,
+): boolean {
   return (
     a.buffer === b.buffer &&
     a.byteOffset < b.byteOffset + 4 * bFloats &&

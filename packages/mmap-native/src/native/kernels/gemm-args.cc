@@ -121,13 +121,13 @@ bool Multiply(size_t a, size_t b, size_t* out) {
   return true;
 }
 
-bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+}  // namespace
+
+bool BytesOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   const uintptr_t a0 = reinterpret_cast<uintptr_t>(a);
   const uintptr_t b0 = reinterpret_cast<uintptr_t>(b);
   return a_bytes != 0 && b_bytes != 0 && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
-
-}  // namespace
 
 bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan) {
   Napi::Env env = info.Env();
@@ -175,65 +175,101 @@ bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan) 
   return true;
 }
 
-bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed_value,
-                  Napi::Value input_value, Napi::Value output_value, Napi::Value batch_value,
-                  GemmProblem* problem) {
+namespace {
+
+// Made only for a message: a chain checks every layer's weights at every run.
+std::string WeightsName(size_t layer) {
+  return layer == kNoLayer ? "packed weights" : "packed weights of layer " + std::to_string(layer);
+}
+
+}  // namespace
+
+bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed_value,
+                    size_t layer, const float** out) {
   Bytes packed;
+  if (!ReadPacked(env, packed_value, &packed)) return false;
+  if (packed.length < plan.packed_bytes) {
+    ThrowRangeError(env, "Expected " + WeightsName(layer) + " of at least " +
+                             std::to_string(plan.blocks) + " blocks of " +
+                             std::to_string(plan.block_floats * sizeof(float)) + " bytes, not " +
+                             std::to_string(packed.length) + " bytes");
+    return false;
+  }
+  if (reinterpret_cast<uintptr_t>(packed.data) % alignof(float) != 0) {
+    ThrowTypeError(env, "Expected " + WeightsName(layer) + " that start at a multiple of 4 bytes",
+                   "ERR_INVALID_ARG_VALUE");
+    return false;
+  }
+  *out = reinterpret_cast<const float*>(packed.data);
+  return true;
+}
+
+bool ReadGemmIo(Napi::Env env, size_t kc, size_t nc, Napi::Value input_value,
+                Napi::Value output_value, Napi::Value batch_value, GemmIo* io) {
   float* input = nullptr;
   float* output = nullptr;
   size_t input_length = 0;
   size_t output_length = 0;
   size_t batch;
-  if (!ReadPacked(env, packed_value, &packed) ||
-      !ReadFloats(env, input_value, "input", &input, &input_length) ||
+  if (!ReadFloats(env, input_value, "input", &input, &input_length) ||
       !ReadFloats(env, output_value, "output", &output, &output_length) ||
       !ReadSize(env, batch_value, "batch", 1, kMaxDimension, &batch)) {
     return false;
   }
-  if (packed.length < plan.packed_bytes) {
-    ThrowRangeError(env, "Expected packed weights of at least " + std::to_string(plan.blocks) +
-                             " blocks of " + std::to_string(plan.block_floats * sizeof(float)) +
-                             " bytes, not " + std::to_string(packed.length) + " bytes");
-    return false;
-  }
-  if (reinterpret_cast<uintptr_t>(packed.data) % alignof(float) != 0) {
-    ThrowTypeError(env, "Expected packed weights that start at a multiple of 4 bytes",
-                   "ERR_INVALID_ARG_VALUE");
-    return false;
-  }
-  if (input_length / batch < plan.kc) {
-    ThrowRangeError(env, "Expected at least batch·kc = " + std::to_string(batch * plan.kc) +
+  if (input_length / batch < kc) {
+    ThrowRangeError(env, "Expected at least batch·kc = " + std::to_string(batch * kc) +
                              " floats of input, not " + std::to_string(input_length));
     return false;
   }
-  if (output_length / batch < plan.nc) {
-    ThrowRangeError(env, "Expected room for batch·nc = " + std::to_string(batch * plan.nc) +
+  if (output_length / batch < nc) {
+    ThrowRangeError(env, "Expected room for batch·nc = " + std::to_string(batch * nc) +
                              " floats of output, not " + std::to_string(output_length));
     return false;
   }
   // Both products fit: they are at most the lengths just checked.
-  const size_t output_bytes = batch * plan.nc * sizeof(float);
-  if (Overlap(output, output_bytes, input, batch * plan.kc * sizeof(float)) ||
-      Overlap(output, output_bytes, packed.data, plan.packed_bytes)) {
+  if (BytesOverlap(output, batch * nc * sizeof(float), input, batch * kc * sizeof(float))) {
     ThrowTypeError(env, "Expected an output that overlaps neither the input nor the weights",
                    "ERR_INVALID_ARG_VALUE");
     return false;
   }
-  *problem = GemmProblem{reinterpret_cast<const float*>(packed.data),
-                         input,
-                         output,
-                         batch,
-                         plan.nc,
-                         plan.kc,
-                         plan.nr,
-                         plan.kr,
-                         plan.sr,
-                         plan.padded_kc,
-                         plan.block_floats,
-                         plan.blocks,
-                         plan.clamp,
-                         plan.output_min,
-                         plan.output_max};
+  *io = GemmIo{input, output, batch};
+  return true;
+}
+
+GemmProblem GemmProblemOf(const GemmPlan& plan, const float* packed, const float* input,
+                          float* output, size_t batch) {
+  return GemmProblem{packed,
+                     input,
+                     output,
+                     batch,
+                     plan.nc,
+                     plan.kc,
+                     plan.nr,
+                     plan.kr,
+                     plan.sr,
+                     plan.padded_kc,
+                     plan.block_floats,
+                     plan.blocks,
+                     plan.clamp,
+                     plan.output_min,
+                     plan.output_max};
+}
+
+bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed_value,
+                  Napi::Value input_value, Napi::Value output_value, Napi::Value batch_value,
+                  GemmProblem* problem) {
+  const float* packed = nullptr;
+  GemmIo io;
+  if (!ReadGemmPacked(env, plan, packed_value, kNoLayer, &packed) ||
+      !ReadGemmIo(env, plan.kc, plan.nc, input_value, output_value, batch_value, &io)) {
+    return false;
+  }
+  if (BytesOverlap(io.output, io.batch * plan.nc * sizeof(float), packed, plan.packed_bytes)) {
+    ThrowTypeError(env, "Expected an output that overlaps neither the input nor the weights",
+                   "ERR_INVALID_ARG_VALUE");
+    return false;
+  }
+  *problem = GemmProblemOf(plan, packed, io.input, io.output, io.batch);
   return true;
 }
 

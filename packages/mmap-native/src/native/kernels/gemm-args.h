@@ -44,6 +44,30 @@ bool ReadGemmPlan(const Napi::CallbackInfo& info, size_t first, GemmPlan* plan);
 bool ReadGemmCall(Napi::Env env, const GemmPlan& plan, Napi::Value packed, Napi::Value input,
                   Napi::Value output, Napi::Value batch, GemmProblem* problem);
 
+// The parts of ReadGemmCall, for calls that run several plans (gemm-chain-binding.cc).
+// Messages name the weights of `layer` ("packed weights of layer 3"), or just "packed
+// weights" for kNoLayer. A detached buffer (its mapping closed) reads as 0 bytes, so it
+// is refused here.
+constexpr size_t kNoLayer = static_cast<size_t>(-1);
+bool ReadGemmPacked(Napi::Env env, const GemmPlan& plan, Napi::Value packed, size_t layer,
+                    const float** out);
+
+// The input [batch][kc] and output [batch][nc] of one call, which may not overlap.
+struct GemmIo {
+  const float* input;
+  float* output;
+  size_t batch;
+};
+bool ReadGemmIo(Napi::Env env, size_t kc, size_t nc, Napi::Value input, Napi::Value output,
+                Napi::Value batch, GemmIo* io);
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool BytesOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes);
+
+// The problem of running `plan` over checked buffers.
+GemmProblem GemmProblemOf(const GemmPlan& plan, const float* packed, const float* input,
+                          float* output, size_t batch);
+
 }  // namespace mmap_native
 
 #endif

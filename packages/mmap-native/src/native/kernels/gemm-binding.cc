@@ -7,6 +7,7 @@
 // the buffers and the batch are read and checked (a model runs each layer's plan again
 // and again, and reading ten numbers cost more than a small layer's arithmetic).
 // gemmIsas(): the instruction sets this CPU runs the kernels with, widest first.
+// gemmF32Chain and gemmF32ChainRun: plans run one after another (gemm-chain-binding.h).
 //
 // src/kernels/ validates first and words the user-facing errors; gemm-args.cc checks
 // everything again, so that no argument, however hostile, makes a kernel read or write
@@ -16,15 +17,14 @@
 #include "../util/addon_data.h"
 #include "cpu-isa.h"
 #include "gemm-args.h"
+#include "gemm-chain-binding.h"
 #include "gemm-plan-handle.h"
 #include "gemm-run.h"
 #include "thread-pool.h"
 
 namespace mmap_native {
 
-namespace {
-
-void Run(Napi::Env env, const GemmPlan& plan, const GemmProblem& problem) {
+void RunGemmPlan(Napi::Env env, const GemmPlan& plan, const GemmProblem& problem) {
   const size_t threads = GemmThreadsFor(problem, plan.threads);
   ThreadPool* pool = nullptr;
   if (threads > 1) {
@@ -36,13 +36,15 @@ void Run(Napi::Env env, const GemmPlan& plan, const GemmProblem& problem) {
   RunGemm(problem, plan.isa, threads, pool);
 }
 
+namespace {
+
 Napi::Value GemmF32(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   GemmPlan plan;
   GemmProblem problem;
   if (ReadGemmPlan(info, 4, &plan) &&
       ReadGemmCall(env, plan, info[0], info[1], info[2], info[3], &problem)) {
-    Run(env, plan, problem);
+    RunGemmPlan(env, plan, problem);
   }
   return env.Undefined();
 }
@@ -59,7 +61,7 @@ Napi::Value GemmF32Run(const Napi::CallbackInfo& info) {
   const GemmPlan* plan = GemmPlanOf(env, info[0]);
   GemmProblem problem;
   if (plan != nullptr && ReadGemmCall(env, *plan, info[1], info[2], info[3], info[4], &problem)) {
-    Run(env, *plan, problem);
+    RunGemmPlan(env, *plan, problem);
   }
   return env.Undefined();
 }
@@ -82,6 +84,7 @@ void InitGemmKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmF32Plan", Napi::Function::New<GemmF32Plan>(env, "gemmF32Plan"));
   exports.Set("gemmF32Run", Napi::Function::New<GemmF32Run>(env, "gemmF32Run"));
   exports.Set("gemmIsas", Napi::Function::New<GemmIsas>(env, "gemmIsas"));
+  InitGemmChain(env, exports);
 }
 
 }  // namespace mmap_native

@@ -4,7 +4,12 @@
 
 #include <napi.h>
 
+#include "gemm-args.h"
+
 namespace mmap_native {
+
+// Runs a checked problem of `plan` on the environment's pool when it is worth threads.
+void RunGemmPlan(Napi::Env env, const GemmPlan& plan, const GemmProblem& problem);
 
 void InitGemmKernels(Napi::Env env, Napi::Object exports);
 

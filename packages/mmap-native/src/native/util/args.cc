@@ -68,6 +68,21 @@ bool ReadString(Napi::Env env, Napi::Value value, const char* name, std::string*
   return true;
 }
 
+bool ReadBytes(Napi::Env env, Napi::Value value, const char* name, const uint8_t** data,
+               size_t* length) {
+  napi_typedarray_type type = napi_int8_array;
+  void* bytes = nullptr;
+  bool is_typed_array = false;
+  if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
+      napi_get_typedarray_info(env, value, &type, length, &bytes, nullptr, nullptr) != napi_ok ||
+      type != napi_uint8_array) {
+    ThrowTypeError(env, std::string("Expected a Uint8Array for ") + name);
+    return false;
+  }
+  *data = *length == 0 ? nullptr : static_cast<const uint8_t*>(bytes);
+  return true;
+}
+
 Napi::Value MakeUint64(Napi::Env env, uint64_t value) {
   if (value <= static_cast<uint64_t>(kMaxSafeInteger)) {
     return Napi::Number::New(env, static_cast<double>(value));

@@ -16,6 +16,10 @@ bool ReadUint64(Napi::Env env, Napi::Value value, const char* name, uint64_t* ou
 bool ReadBool(Napi::Env env, Napi::Value value, const char* name, bool* out);
 bool ReadInt32(Napi::Env env, Napi::Value value, const char* name, int32_t* out);
 bool ReadString(Napi::Env env, Napi::Value value, const char* name, std::string* out);
+// A Uint8Array's bytes (the view's, not its whole buffer). A detached buffer reads as no
+// bytes (nullptr, 0). Throws "Expected a Uint8Array for <name>" and returns false otherwise.
+bool ReadBytes(Napi::Env env, Napi::Value value, const char* name, const uint8_t** data,
+               size_t* length);
 
 // A number when it is exactly representable (<= 2^53-1), otherwise a bigint.
 Napi::Value MakeUint64(Napi::Env env, uint64_t value);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "args.h"
 #include "errors.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -102,16 +103,9 @@ const Choice& Chosen() {
 
 Napi::Value Crc32cFunction(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  napi_typedarray_type type = napi_int8_array;
+  const uint8_t* data = nullptr;
   size_t length = 0;
-  void* data = nullptr;
-  bool is_typed_array = false;
-  if (napi_is_typedarray(env, info[0], &is_typed_array) != napi_ok || !is_typed_array ||
-      napi_get_typedarray_info(env, info[0], &type, &length, &data, nullptr, nullptr) != napi_ok ||
-      type != napi_uint8_array) {
-    ThrowTypeError(env, "Expected a Uint8Array for bytes");
-    return env.Undefined();
-  }
+  if (!ReadBytes(env, info[0], "bytes", &data, &length)) return env.Undefined();
   uint32_t previous = 0;
   if (info.Length() > 1 && !info[1].IsUndefined()) {
     if (!info[1].IsNumber()) {
@@ -125,9 +119,7 @@ Napi::Value Crc32cFunction(const Napi::CallbackInfo& info) {
     }
     previous = static_cast<uint32_t>(value);
   }
-  // A detached buffer reports length 0 and no data: nothing is read.
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  return Napi::Number::New(env, Crc32c(previous, length == 0 ? nullptr : bytes, length));
+  return Napi::Number::New(env, Crc32c(previous, data, length));
 }
 
 Napi::Value ImplementationFunction(const Napi::CallbackInfo& info) {

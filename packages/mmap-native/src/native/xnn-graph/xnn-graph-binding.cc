@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../util/args.h"
 #include "../util/errors.h"
 #include "xnn-graph-reader.h"
 
@@ -79,23 +80,12 @@ Napi::Value ColumnsBuffer(Napi::Env env, const XnnGraphColumns& c) {
 
 Napi::Value ReadXnnGraphFunction(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  napi_typedarray_type type = napi_int8_array;
+  const uint8_t* data = nullptr;
   size_t length = 0;
-  void* data = nullptr;
-  bool is_typed_array = false;
-  if (napi_is_typedarray(env, info[0], &is_typed_array) != napi_ok || !is_typed_array ||
-      napi_get_typedarray_info(env, info[0], &type, &length, &data, nullptr, nullptr) != napi_ok ||
-      type != napi_uint8_array) {
-    ThrowTypeError(env, "Expected a Uint8Array for bytes");
-    return env.Undefined();
-  }
+  if (!ReadBytes(env, info[0], "bytes", &data, &length)) return env.Undefined();
   XnnGraphColumns columns;
   std::string error;
-  // A detached buffer reports length 0 and no data: nothing is read.
-  if (!ReadXnnGraph(length == 0 ? nullptr : static_cast<const uint8_t*>(data), length, &columns,
-                    &error)) {
-    return Napi::String::New(env, error);
-  }
+  if (!ReadXnnGraph(data, length, &columns, &error)) return Napi::String::New(env, error);
   Napi::Value buffer = ColumnsBuffer(env, columns);
   if (env.IsExceptionPending()) return env.Undefined();
   napi_value keys = nullptr;
