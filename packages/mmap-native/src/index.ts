@@ -49,7 +49,7 @@ export {
 } from './mapped-file.js';
 export { Mapping, type ResidencyOptions } from './mapping.js';
 export { pageSize } from './page-size.js';
-export { type PrefaultAccess, type PrefaultOptions, prefault } from './prefault.js';
+export { prefault } from './prefault.js';
 export {
   BACKEND_ENV,
   type BackendChoice,

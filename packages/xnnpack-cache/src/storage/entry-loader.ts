@@ -1,5 +1,5 @@
 import { alignUp, type EntryColumns } from '@memlayer/cache-format';
-import { type Mapping, prefault } from '@memlayer/mmap-native';
+import type { Mapping } from '@memlayer/mmap-native';
 import type { CacheFile } from './cache-file.js';
 import { dataCrc32c } from './data-crc.js';
 import type { FileRegions, LoadedRegion } from './file-region.js';
@@ -126,12 +126,6 @@ export function loadCommittedEntries(
     dataStartOf(index.version),
     settings.loadWindowBytes,
   );
-  // First reads of mapped pages fault (one per 16 pages: ~1100, 2–4 ms, in the first forward
-  // of a 64 MiB cache on a 2-core VM); the thread pool fills the page tables meanwhile. Advice:
-  // never awaited, and it never fails the start.
-  for (const window of mapped.windows) {
-    if (window.backend === 'posix') void prefault(window.buffer, { access: 'read' });
-  }
   const windowOf = mapped.windowOf;
   const verifyAll = settings.verify === 'full';
   let servable = 0;

@@ -79,8 +79,6 @@ export interface NativeAddon {
   externalBuffersAllowed(): boolean;
   /** The pages of `buffer` faulted in writable on the thread pool (src/native/posix/prefault.cc). */
   prefault(buffer: ArrayBuffer): Promise<boolean>;
-  /** The same, readable only (`MADV_POPULATE_READ`); absent from addons built before it existed. */
-  prefaultRead?(buffer: ArrayBuffer): Promise<boolean>;
   /** CRC32C (src/native/util/crc32c.cc); absent from addons built before it existed. */
   crc32c?(bytes: Uint8Array, previous: number): number;
   crc32cImplementation?(): 'sse4.2' | 'table';

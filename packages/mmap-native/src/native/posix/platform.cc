@@ -60,7 +60,6 @@ void InitPlatform(Napi::Env env, Napi::Object exports, AddonData* data) {
   exports.Set("pageSize", Napi::Function::New<PageSize>(env, "pageSize"));
   exports.Set("lockDescriptor", Napi::Function::New<LockDescriptor>(env, "lockDescriptor"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
-  exports.Set("prefaultRead", Napi::Function::New<PrefaultRead>(env, "prefaultRead"));
   exports.Set("liveMappings", Napi::Function::New<LiveMappings>(env, "liveMappings"));
   exports.Set("externalBuffersAllowed",
               Napi::Function::New<ExternalBuffersAllowed>(env, "externalBuffersAllowed"));

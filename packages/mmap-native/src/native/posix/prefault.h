@@ -1,5 +1,4 @@
-// prefault(buffer) / prefaultRead(buffer): an ArrayBuffer's pages faulted in writable or
-// readable on the thread pool.
+// prefault(buffer): an ArrayBuffer's pages faulted in writable on the thread pool.
 #ifndef MMAP_NATIVE_POSIX_PREFAULT_H
 #define MMAP_NATIVE_POSIX_PREFAULT_H
 
@@ -8,7 +7,6 @@
 namespace mmap_native {
 
 Napi::Value Prefault(const Napi::CallbackInfo& info);
-Napi::Value PrefaultRead(const Napi::CallbackInfo& info);
 
 }  // namespace mmap_native
 

@@ -272,39 +272,21 @@ int AdviseRange(void* aligned_address, size_t length, int32_t advice) {
   return madvise(aligned_address, length, value) == 0 ? 0 : errno;
 }
 
+int PopulateWrite(void* aligned_address, size_t length) {
 #if defined(__linux__)
-// Linux's values since 5.14 (include/uapi/asm-generic/mman-common.h); older C headers lack them.
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
+// Linux's value since 5.14 (include/uapi/asm-generic/mman-common.h); older C headers lack it.
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-#endif
-
-int Populate(void* aligned_address, size_t length, bool write) {
-#if defined(__linux__)
-  const int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
   int result;
   do {
-    result = madvise(aligned_address, length, advice);
+    result = madvise(aligned_address, length, MADV_POPULATE_WRITE);
   } while (result != 0 && errno == EINTR);
   return result == 0 ? 0 : errno;
 #else
   (void)aligned_address;
   (void)length;
-  (void)write;
   return ENOSYS;
-#endif
-}
-
-bool PopulateKnown(void* aligned_address, bool write) {
-#if defined(__linux__)
-  return Populate(aligned_address, 0, write) == 0;
-#else
-  (void)aligned_address;
-  (void)write;
-  return false;
 #endif
 }
 

@@ -80,15 +80,10 @@ int Unmap(void* address, size_t length);
 int64_t LiveMappings();
 int SyncRange(void* aligned_address, size_t length, int32_t mode);
 int AdviseRange(void* aligned_address, size_t length, int32_t advice);
-// Faults the pages of [aligned_address, +length) in without changing a byte (Linux 5.14+
-// MADV_POPULATE_READ / MADV_POPULATE_WRITE): read fills the page tables of a mapping whose
-// pages are in the page cache; write also makes each page writable, so another thread may
-// write them meanwhile. ENOSYS on systems without it; EINVAL on kernels older than 5.14,
-// and also for a range the access does not fit (write to a read-only mapping).
-int Populate(void* aligned_address, size_t length, bool write);
-// Whether the kernel knows the populate advice: a zero-length madvise checks the advice and
-// nothing else, so it tells an old kernel's EINVAL from a mapping's.
-bool PopulateKnown(void* aligned_address, bool write);
+// Faults the pages of [aligned_address, +length) in writable without writing to them
+// (Linux 5.14+ MADV_POPULATE_WRITE): their bytes stay as they are, so another thread may
+// write them meanwhile. ENOSYS on systems without it, EINVAL on kernels older than 5.14.
+int PopulateWrite(void* aligned_address, size_t length);
 // vec receives one byte per page; bit 0 set when the page is resident.
 int Residency(void* aligned_address, size_t length, unsigned char* vec);
 
