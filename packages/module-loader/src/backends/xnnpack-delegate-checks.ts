@@ -41,35 +41,40 @@ export function delegateProblems(graph: XnnGraph): string[] {
   }
   for (let n = 0; n < graph.nodeCount; n++) {
     const type = graph.nodeType[n] as number;
-    const at = `${xnodeName(type)} (node ${n})`;
     const input = graph.nodeInput[n] as number;
     const output = graph.nodeOutput[n] as number;
     if (type !== XNODE_FULLY_CONNECTED && type !== XNODE_CLAMP && type !== XNODE_GELU) {
-      problems.push(at);
+      problems.push(nodeName(graph, n));
       continue;
     }
-    if (defined[input] !== 1) problems.push(`${at} reads value ${input} before it is computed`);
+    if (defined[input] !== 1)
+      problems.push(`${nodeName(graph, n)} reads value ${input} before it is computed`);
     if (!isF32(graph, input) || !isF32(graph, output))
-      problems.push(`${at} on values that are not f32`);
-    if (type === XNODE_FULLY_CONNECTED) problems.push(...fullyConnectedProblems(graph, n, at));
+      problems.push(`${nodeName(graph, n)} on values that are not f32`);
+    if (type === XNODE_FULLY_CONNECTED) addFullyConnectedProblems(graph, n, problems);
     defined[output] = 1;
   }
   return problems;
 }
 
-function fullyConnectedProblems(graph: XnnGraph, n: number, at: string): string[] {
-  const problems: string[] = [];
+/** "XNNSoftmax (node 3)", made only for a message: a string per node costs more than its checks. */
+function nodeName(graph: XnnGraph, n: number): string {
+  return `${xnodeName(graph.nodeType[n] as number)} (node ${n})`;
+}
+
+function addFullyConnectedProblems(graph: XnnGraph, n: number, problems: string[]): void {
   const filter = graph.nodeFilter[n] as number;
   const bias = graph.nodeBias[n] as number;
   const input = graph.nodeInput[n] as number;
-  if (graph.nodeFlags[n] !== 0) problems.push(`${at} with flags ${graph.nodeFlags[n]}`);
+  if (graph.nodeFlags[n] !== 0)
+    problems.push(`${nodeName(graph, n)} with flags ${graph.nodeFlags[n]}`);
   if (graph.constantIndex[filter] === 0 || !isF32(graph, filter) || rankOf(graph, filter) !== 2) {
-    problems.push(`${at} whose filter is not an f32 constant [out, in]`);
-    return problems;
+    problems.push(`${nodeName(graph, n)} whose filter is not an f32 constant [out, in]`);
+    return;
   }
   if (rankOf(graph, input) < 1 || dimOf(graph, input, -1) !== dimOf(graph, filter, 1)) {
     problems.push(
-      `${at}: input features do not match the filter's [${dimOf(graph, filter, 0)}, ${dimOf(graph, filter, 1)}]`,
+      `${nodeName(graph, n)}: input features do not match the filter's [${dimOf(graph, filter, 0)}, ${dimOf(graph, filter, 1)}]`,
     );
   }
   if (
@@ -79,12 +84,15 @@ function fullyConnectedProblems(graph: XnnGraph, n: number, at: string): string[
       rankOf(graph, bias) !== 1 ||
       dimOf(graph, bias, 0) !== dimOf(graph, filter, 0))
   ) {
-    problems.push(`${at} whose bias is not an f32 constant [${dimOf(graph, filter, 0)}]`);
+    problems.push(
+      `${nodeName(graph, n)} whose bias is not an f32 constant [${dimOf(graph, filter, 0)}]`,
+    );
   }
   if (!((graph.outputMin[n] as number) <= (graph.outputMax[n] as number))) {
-    problems.push(`${at} with output min ${graph.outputMin[n]} above max ${graph.outputMax[n]}`);
+    problems.push(
+      `${nodeName(graph, n)} with output min ${graph.outputMin[n]} above max ${graph.outputMax[n]}`,
+    );
   }
-  return problems;
 }
 
 /** Whether any constant of the graph is named data (rather than bytes of the payload). */
