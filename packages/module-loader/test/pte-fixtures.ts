@@ -222,3 +222,14 @@ export function writeMlp(
   }
   return { pte, ptd, keys };
 }
+
+/** xorshift32 numbers in [0, 1): a fuzz test's cases are the same on every run. */
+export function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}

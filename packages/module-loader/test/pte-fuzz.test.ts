@@ -12,7 +12,7 @@ import type { ByteRanges } from '../src/pte/mapped-bytes.js';
 import { readPtdNamedData } from '../src/pte/ptd-file.js';
 import { PteFile } from '../src/pte/pte-file.js';
 import { readXnnGraph, XNN_INVALID_ID, XNODE_FULLY_CONNECTED } from '../src/pte/xnn-graph.js';
-import { makeLayers, writeMlp } from './pte-fixtures.js';
+import { makeLayers, random, writeMlp } from './pte-fixtures.js';
 
 /** Cases per seed file; three seeds: 1.05 M cases in all. */
 const CASES_PER_SEED = 350_000;
@@ -64,17 +64,6 @@ function readAll(bytes: Uint8Array, kind: 'pte' | 'ptd'): void {
       }
     }
   }
-}
-
-/** xorshift32: the same cases on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
 }
 
 const INTERESTING = [0, 1, 4, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffc, 0x10000];

@@ -16,7 +16,7 @@ import {
 } from '../src/pte/write/xnn-graph-description.js';
 import { encodeXnnPayload } from '../src/pte/write/xnn-payload.js';
 import { readXnnGraph, readXnnGraphWith, type XnnGraph } from '../src/pte/xnn-graph.js';
-import { makeLayers, writeMlp } from './pte-fixtures.js';
+import { makeLayers, random, writeMlp } from './pte-fixtures.js';
 import { quantizedGraph } from './xnn-graph-seeds.js';
 
 const CASES = Number(process.env['MEMLAYER_XNN_GRAPH_CASES'] ?? 30_000);
@@ -157,17 +157,6 @@ function compare(payload: Uint8Array, reader: XnnGraphReader): 'read' | 'refused
   const native = outcome(() => snapshot(readXnnGraphWith(payload, malformed, reader)));
   if (JSON.stringify(js) !== JSON.stringify(native)) expect(native).toEqual(js);
   return 'refused' in js ? 'refused' : 'read';
-}
-
-/** xorshift32: the same cases on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
 }
 
 const INTERESTING = [0, 1, 2, 3, 4, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffc, 0x10000];

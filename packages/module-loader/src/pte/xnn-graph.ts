@@ -3,7 +3,7 @@
 // value), by @memlayer/mmap-native's addon when it loads (xnn-graph-native.ts) and here
 // otherwise; the two accept the same graphs with the same columns. A constant's key and
 // bytes are read from the flatbuffer when asked for.
-import type { XnnGraphReader } from '@memlayer/mmap-native';
+import type { XnnGraphColumns, XnnGraphReader } from '@memlayer/mmap-native';
 import { mmapNative } from '#deferred/mmap-native';
 import { FlatBuffer, type Malformed, type Vector } from './flatbuffer.js';
 import { constantEntries } from './xnn-constants.js';
@@ -95,35 +95,16 @@ const TENSOR_VALUE = {
   idOut: 6,
 };
 
-export interface XnnGraph {
+/**
+ * A delegate's graph as the addon's reader gives it (mmap-native's XnnGraphColumns: values
+ * named by their index in xvalues, node fields and input/output ids translated to these
+ * indices), read the same way by the JavaScript reader.
+ */
+export interface XnnGraph extends Omit<XnnGraphColumns, 'inputIds' | 'outputIds' | 'namedKey'> {
   readonly nodeCount: number;
-  /** XNodeUnion type of each node. */
-  readonly nodeType: Uint8Array;
-  /** The node's (first) input, filter, bias and output values, as indices (XNN_INVALID_ID: none). */
-  readonly nodeInput: Uint32Array;
-  readonly nodeFilter: Uint32Array;
-  readonly nodeBias: Uint32Array;
-  readonly nodeOutput: Uint32Array;
-  readonly nodeFlags: Uint32Array;
-  /** XNode.output_min_max (-Infinity and +Infinity when absent, as XNNCompiler reads it). */
-  readonly outputMin: Float32Array;
-  readonly outputMax: Float32Array;
   readonly valueCount: number;
-  /**
-   * Per value (by index in xvalues; node fields and input/output ids are translated to these
-   * indices): XNNDatatype, constant_buffer_idx, external_id, flags.
-   */
-  readonly datatype: Uint16Array;
-  readonly quantized: Uint8Array;
-  readonly constantIndex: Uint32Array;
-  readonly externalId: Uint32Array;
-  readonly valueFlags: Uint32Array;
-  /** dims of value v: dims[dimStart[v] .. dimStart[v + 1]). */
-  readonly dimStart: Uint32Array;
-  readonly dims: Uint32Array;
   readonly inputIds: readonly number[];
   readonly outputIds: readonly number[];
-  readonly constantCount: number;
   /** constant_data[i].named_key, or null when the constant is stored by offset. */
   constantKey(index: number): string | null;
   /** The bytes of constant_data[i] stored by offset in the payload's constant data. */
