@@ -28,6 +28,19 @@ bool CheckedFlatbuffer::Fail(const std::string& what) {
   return false;
 }
 
+bool CheckedFlatbuffer::TableSizes(int64_t at, int64_t vtable, const char* name,
+                                   uint32_t* vtable_size, uint32_t* table_size) {
+  *vtable_size = U16(vtable);
+  *table_size = U16(vtable + 2);
+  if (*vtable_size < 4 || *vtable_size % 2 != 0 || !Inside(vtable, *vtable_size)) {
+    return Fail(std::string(name) + ": vtable size " + std::to_string(*vtable_size));
+  }
+  if (*table_size < 4 || !Inside(at, *table_size)) {
+    return Fail(std::string(name) + ": table size " + std::to_string(*table_size));
+  }
+  return true;
+}
+
 bool CheckedFlatbuffer::AlignedTable(int64_t at, const char* name) {
   if (!(at % 4 == 0 && Inside(at, 4))) {
     return Fail(MisalignedOrOutside(name, "a table", at, length()));
@@ -36,15 +49,9 @@ bool CheckedFlatbuffer::AlignedTable(int64_t at, const char* name) {
   if (!(vtable % 2 == 0 && Inside(vtable, 4))) {
     return Fail(MisalignedOrOutside(name, "a vtable", vtable, length()));
   }
-  const uint32_t vtable_size = U16(vtable);
-  const uint32_t table_size = U16(vtable + 2);
-  if (vtable_size < 4 || vtable_size % 2 != 0 || !Inside(vtable, vtable_size)) {
-    return Fail(std::string(name) + ": vtable size " + std::to_string(vtable_size));
-  }
-  if (table_size < 4 || !Inside(at, table_size)) {
-    return Fail(std::string(name) + ": table size " + std::to_string(table_size));
-  }
-  return true;
+  uint32_t vtable_size = 0;
+  uint32_t table_size = 0;
+  return TableSizes(at, vtable, name, &vtable_size, &table_size);
 }
 
 bool CheckedFlatbuffer::AlignedField(int64_t table, uint32_t slot, uint32_t size,
@@ -67,14 +74,9 @@ bool CheckedFlatbuffer::Table(int64_t at, const char* name, CheckedTable* table)
   if (!Inside(at, 4)) return Fail(Outside(name, "a table", at, length()));
   const int64_t vtable = at - I32(at);
   if (!Inside(vtable, 4)) return Fail(Outside(name, "a vtable", vtable, length()));
-  const uint32_t vtable_size = U16(vtable);
-  const uint32_t table_size = U16(vtable + 2);
-  if (vtable_size < 4 || vtable_size % 2 != 0 || !Inside(vtable, vtable_size)) {
-    return Fail(std::string(name) + ": vtable size " + std::to_string(vtable_size));
-  }
-  if (table_size < 4 || !Inside(at, table_size)) {
-    return Fail(std::string(name) + ": table size " + std::to_string(table_size));
-  }
+  uint32_t vtable_size = 0;
+  uint32_t table_size = 0;
+  if (!TableSizes(at, vtable, name, &vtable_size, &table_size)) return false;
   *table = CheckedTable{at, vtable, vtable_size, table_size};
   return true;
 }

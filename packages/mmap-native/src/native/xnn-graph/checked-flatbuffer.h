@@ -73,6 +73,11 @@ class CheckedFlatbuffer {
   bool VectorAt(int64_t at, uint32_t element_size, const char* name, CheckedVector* vector);
 
  private:
+  // What Table and AlignedTable both check at a vtable: its size (even, at least 4, inside)
+  // and its table's (at least 4, inside from `at`).
+  bool TableSizes(int64_t at, int64_t vtable, const char* name, uint32_t* vtable_size,
+                  uint32_t* table_size);
+
   template <typename T>
   T Read(int64_t at) const {
     T value;
