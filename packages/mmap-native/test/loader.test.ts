@@ -27,9 +27,15 @@ const PLATFORM_PACKAGE = platformPackageName();
 
 /**
  * A copy of the package whose node_modules links the real dependencies except this
- * platform's package, which is absent, or a folder holding `platformAddon` when given.
+ * platform's package, which is absent, or a folder holding `platformAddon` when given: in
+ * the copy's node_modules, or `beside` it (into/mmap-native-<platform>, as npm hoists
+ * both into node_modules/@memlayer/).
  */
-function copyPackage(into: string, platformAddon?: string | Buffer): string {
+function copyPackage(
+  into: string,
+  platformAddon?: string | Buffer,
+  placement: 'nested' | 'beside' = 'nested',
+): string {
   const root = join(into, 'mmap-native');
   cpSync(join(packageDir, 'src'), join(root, 'src'), {
     recursive: true,
@@ -52,7 +58,10 @@ function copyPackage(into: string, platformAddon?: string | Buffer): string {
     );
   }
   if (platformAddon !== undefined) {
-    const platformDir = join(modules, PLATFORM_PACKAGE);
+    const platformDir =
+      placement === 'nested'
+        ? join(modules, PLATFORM_PACKAGE)
+        : join(into, PLATFORM_PACKAGE.slice('@memlayer/'.length));
     mkdirSync(platformDir, { recursive: true });
     writeFileSync(
       join(platformDir, 'package.json'),
@@ -146,6 +155,14 @@ describe('addon loader', () => {
         expect(await probe(prebuilt, from, 'posix', dir)).toEqual(posix);
         expect(gemmByProbe.get(prebuilt)).toBe(loadGemmKernels()?.isa);
         expect(xnnGraphByProbe.get(prebuilt)).toBe('loaded');
+        // Hoisted beside the package, as npm installs both in node_modules/@memlayer/.
+        const hoisted = copyPackage(
+          join(dir, from, 'hoisted', 'node_modules', '@memlayer'),
+          readFileSync(built),
+          'beside',
+        );
+        expect(await probe(hoisted, from, 'posix', dir)).toEqual(posix);
+        expect(gemmByProbe.get(hoisted)).toBe(loadGemmKernels()?.isa);
         // Installed but not loading (a system older than it needs), nothing else: heap.
         const broken = copyPackage(join(dir, from, 'broken-prebuilt'), 'not an ELF file');
         expect(await probe(broken, from, 'auto', dir)).toEqual(heapWithWarning);

@@ -3,7 +3,6 @@
 // an error that says what to run; a source build that fails to load (broken binary,
 // missing symbol) is rethrown as is, a prebuilt one that fails counts as missing.
 
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MmapError } from '../../errors.js';
@@ -127,7 +126,7 @@ function localBuilds(): string[] {
  * then source builds (Debug only exists for MEMLAYER_ADDON_DEBUG=1 builds).
  */
 export function addonCandidates(): string[] {
-  const prebuilt = findPlatformAddon(import.meta.url);
+  const prebuilt = findPlatformAddon(packageRoot());
   return [prebuilt ?? `${platformPackageName()}/mmap_native.node (absent)`, ...localBuilds()];
 }
 
@@ -139,11 +138,21 @@ export function prebuildLoadFailure(): string | undefined {
   return prebuildFailure;
 }
 
+/**
+ * The addon in the file at `path`, through process.dlopen as `require` loads a .node file:
+ * without the module loader's resolution, which costs ~1 ms of cold code in a fresh process.
+ */
+function openAddonFile(path: string): NativeAddon {
+  const module = { exports: {} };
+  process.dlopen(module, path);
+  return module.exports as NativeAddon;
+}
+
 function loadPrebuilt(): NativeAddon | null {
-  const path = findPlatformAddon(import.meta.url);
+  const path = findPlatformAddon(packageRoot());
   if (path === null) return null;
   try {
-    return createRequire(import.meta.url)(path) as NativeAddon;
+    return openAddonFile(path);
   } catch (error) {
     // e.g. a system with an older glibc than the prebuilt addon needs: a source build may
     // still work, and the heap backend does.
@@ -162,7 +171,7 @@ export function tryLoadAddon(): NativeAddon | null {
   let addon = loadPrebuilt();
   if (addon === null) {
     const local = localBuilds().find((candidate) => nodeFs().existsSync(candidate));
-    if (local !== undefined) addon = createRequire(import.meta.url)(local) as NativeAddon;
+    if (local !== undefined) addon = openAddonFile(local);
   }
   addon?.configure(MmapError);
   cached = addon;
