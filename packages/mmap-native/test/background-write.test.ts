@@ -76,6 +76,8 @@ describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) =
     const gapAt = position + 4096;
     parts.push({ source: pattern(5000, 7), position: gapAt });
     parts.push({ source: pattern(3, 8), position: gapAt + 5000 });
+    // An empty part alone writes nothing, and is no error.
+    parts.push({ source: new Uint8Array(0), position: gapAt + 9000 });
     file.writeInBackground(parts).wait();
     file.close();
     const onDisk = readFileSync(path);

@@ -140,7 +140,13 @@ int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t posit
   struct iovec iov[kMaxRanges];
   size_t next = 0;   // first range not wholly written
   size_t skip = 0;   // bytes of ranges[next] already written
-  while (next < count) {
+  for (;;) {
+    // Ranges written whole (empty ones too) are passed over: a call never writes nothing.
+    while (next < count && ranges[next].length == skip) {
+      next++;
+      skip = 0;
+    }
+    if (next == count) return 0;
     size_t n = 0;
     for (size_t i = next; i < count && n < kMaxRanges; i++, n++) {
       size_t from = i == next ? skip : 0;
@@ -162,7 +168,6 @@ int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t posit
     }
     skip += left;
   }
-  return 0;
 }
 
 namespace {
