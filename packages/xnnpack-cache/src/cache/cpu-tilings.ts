@@ -17,6 +17,8 @@ export class CpuTilings {
   readonly #given: CpuFeatures | null | undefined;
   #detection: CpuFeaturesDetection | undefined;
   #configs: XnnpackGemmConfigs | null | undefined;
+  #lastChannels = 0;
+  #lastTiling: GemmTiling | null = null;
 
   /** `features`: undefined detects, null means unknown (nr8kr1sr1 for every layer). */
   constructor(features: CpuFeatures | null | undefined, what: string) {
@@ -43,7 +45,13 @@ export class CpuTilings {
 
   /** The tiling XNNPACK packs a layer of `outputChannels` with on this CPU. */
   tiling(outputChannels: number): GemmTiling {
+    // A model's layers come one after another, mostly of one width: asked again, the
+    // answer is the last one (the configs never change once worked out).
+    if (outputChannels === this.#lastChannels && this.#lastTiling !== null) return this.#lastTiling;
     if (this.#configs === undefined) this.#configs = xnnpackGemmConfigs(this.detection.features);
-    return tilingFor(this.#configs, outputChannels);
+    const tiling = tilingFor(this.#configs, outputChannels);
+    this.#lastChannels = outputChannels;
+    this.#lastTiling = tiling;
+    return tiling;
   }
 }
