@@ -1,8 +1,6 @@
-import { endianness } from 'node:os';
-
 /** A copy of f32 values as little-endian bytes (the byte order every ExecuTorch file uses). */
 export function f32LittleEndianBytes(values: Float32Array): Uint8Array {
-  if (endianness() === 'LE') {
+  if (process.getBuiltinModule('node:os').endianness() === 'LE') {
     return new Uint8Array(values.buffer, values.byteOffset, values.byteLength).slice();
   }
   const out = new Uint8Array(values.byteLength);

@@ -1,6 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ModuleLoaderError } from '../../errors.js';
+import { nodeFs } from '../../files/node-fs.js';
 import { loadProgram } from '../../program/program.js';
 import type { ExportedProgram, ExportProgramOptions } from './export-program.js';
 import { EXPORT_BATCH, type LoweredGraphMethod, lowerGraphMethod } from './lower-graph-method.js';
@@ -69,6 +69,8 @@ export async function writeProgramFiles(
   }
   const outDir = options.outDir ?? dirname(manifestPath);
   const name = basename(manifestPath).replace(/\.json$/i, '');
+  // fs.promises when first written: its module facade costs ~0.8 ms of every import.
+  const { mkdir, writeFile } = nodeFs().promises;
   await mkdir(outDir, { recursive: true });
   const ptePath = join(outDir, `${name}.pte`);
   const ptdPath = ptdBytes === null ? null : join(outDir, `${name}.ptd`);
