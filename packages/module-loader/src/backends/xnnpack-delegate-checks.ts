@@ -21,37 +21,39 @@ export function dimOf(graph: XnnGraph, value: number, d: number): number {
   return graph.dims[(graph.dimStart[value] as number) + (d < 0 ? rank + d : d)] as number;
 }
 
-function isF32(graph: XnnGraph, value: number): boolean {
-  return graph.datatype[value] === XNN_DATATYPE_FP32 && graph.quantized[value] === 0;
-}
-
 /**
  * Every reason this delegate cannot run here, one line each naming the node ("XNNSoftmax
  * (node 3)"); empty when it can run. Nothing is allocated for a delegate that has one.
+ * A delegate's nodes are checked while its code runs cold (once per load): the value facts
+ * are read once into local arrays, not through a helper call per fact.
  */
 export function delegateProblems(graph: XnnGraph): string[] {
   const problems: string[] = [];
+  const { valueCount, valueFlags, constantIndex, datatype, quantized } = graph;
   // Values defined so far: external inputs, constants, then each node's output.
-  const defined = new Uint8Array(graph.valueCount);
-  for (let v = 0; v < graph.valueCount; v++) {
-    const external = ((graph.valueFlags[v] as number) & XNN_VALUE_FLAG_EXTERNAL_INPUT) !== 0;
-    if (external || graph.constantIndex[v] !== 0) defined[v] = 1;
-    if (external && !isF32(graph, v))
-      problems.push(`input value ${v} of datatype ${graph.datatype[v]} (only f32 runs here)`);
+  const defined = new Uint8Array(valueCount);
+  const f32 = new Uint8Array(valueCount);
+  for (let v = 0; v < valueCount; v++) {
+    const external = ((valueFlags[v] as number) & XNN_VALUE_FLAG_EXTERNAL_INPUT) !== 0;
+    f32[v] = datatype[v] === XNN_DATATYPE_FP32 && quantized[v] === 0 ? 1 : 0;
+    if (external || constantIndex[v] !== 0) defined[v] = 1;
+    if (external && f32[v] === 0)
+      problems.push(`input value ${v} of datatype ${datatype[v]} (only f32 runs here)`);
   }
-  for (let n = 0; n < graph.nodeCount; n++) {
-    const type = graph.nodeType[n] as number;
-    const input = graph.nodeInput[n] as number;
-    const output = graph.nodeOutput[n] as number;
+  const { nodeCount, nodeType, nodeInput, nodeOutput } = graph;
+  for (let n = 0; n < nodeCount; n++) {
+    const type = nodeType[n] as number;
+    const input = nodeInput[n] as number;
+    const output = nodeOutput[n] as number;
     if (type !== XNODE_FULLY_CONNECTED && type !== XNODE_CLAMP && type !== XNODE_GELU) {
       problems.push(nodeName(graph, n));
       continue;
     }
     if (defined[input] !== 1)
       problems.push(`${nodeName(graph, n)} reads value ${input} before it is computed`);
-    if (!isF32(graph, input) || !isF32(graph, output))
+    if (f32[input] === 0 || f32[output] === 0)
       problems.push(`${nodeName(graph, n)} on values that are not f32`);
-    if (type === XNODE_FULLY_CONNECTED) addFullyConnectedProblems(graph, n, problems);
+    if (type === XNODE_FULLY_CONNECTED) addFullyConnectedProblems(graph, f32, n, problems);
     defined[output] = 1;
   }
   return problems;
@@ -62,31 +64,46 @@ function nodeName(graph: XnnGraph, n: number): string {
   return `${xnodeName(graph.nodeType[n] as number)} (node ${n})`;
 }
 
-function addFullyConnectedProblems(graph: XnnGraph, n: number, problems: string[]): void {
+/** Node `n`'s filter [out, in], bias [out], input [..., in], flags and range, checked. */
+function addFullyConnectedProblems(
+  graph: XnnGraph,
+  f32: Uint8Array,
+  n: number,
+  problems: string[],
+): void {
+  const { dimStart, dims, constantIndex } = graph;
   const filter = graph.nodeFilter[n] as number;
   const bias = graph.nodeBias[n] as number;
   const input = graph.nodeInput[n] as number;
   if (graph.nodeFlags[n] !== 0)
     problems.push(`${nodeName(graph, n)} with flags ${graph.nodeFlags[n]}`);
-  if (graph.constantIndex[filter] === 0 || !isF32(graph, filter) || rankOf(graph, filter) !== 2) {
+  const filterAt = dimStart[filter] as number;
+  if (
+    constantIndex[filter] === 0 ||
+    f32[filter] === 0 ||
+    (dimStart[filter + 1] as number) - filterAt !== 2
+  ) {
     problems.push(`${nodeName(graph, n)} whose filter is not an f32 constant [out, in]`);
     return;
   }
-  if (rankOf(graph, input) < 1 || dimOf(graph, input, -1) !== dimOf(graph, filter, 1)) {
+  const outputs = dims[filterAt] as number;
+  const inputs = dims[filterAt + 1] as number;
+  const inputEnd = dimStart[input + 1] as number;
+  if (inputEnd - (dimStart[input] as number) < 1 || dims[inputEnd - 1] !== inputs) {
     problems.push(
-      `${nodeName(graph, n)}: input features do not match the filter's [${dimOf(graph, filter, 0)}, ${dimOf(graph, filter, 1)}]`,
+      `${nodeName(graph, n)}: input features do not match the filter's [${outputs}, ${inputs}]`,
     );
   }
-  if (
-    bias !== XNN_INVALID_ID &&
-    (graph.constantIndex[bias] === 0 ||
-      !isF32(graph, bias) ||
-      rankOf(graph, bias) !== 1 ||
-      dimOf(graph, bias, 0) !== dimOf(graph, filter, 0))
-  ) {
-    problems.push(
-      `${nodeName(graph, n)} whose bias is not an f32 constant [${dimOf(graph, filter, 0)}]`,
-    );
+  if (bias !== XNN_INVALID_ID) {
+    const biasAt = dimStart[bias] as number;
+    if (
+      constantIndex[bias] === 0 ||
+      f32[bias] === 0 ||
+      (dimStart[bias + 1] as number) - biasAt !== 1 ||
+      dims[biasAt] !== outputs
+    ) {
+      problems.push(`${nodeName(graph, n)} whose bias is not an f32 constant [${outputs}]`);
+    }
   }
   if (!((graph.outputMin[n] as number) <= (graph.outputMax[n] as number))) {
     problems.push(
