@@ -61,35 +61,6 @@ describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) =
     expect(onDisk.subarray(0, 4096).every((byte) => byte === 0)).toBe(true);
   });
 
-  it('writes parts that follow one another together, past 1024 of them and with empty ones', () => {
-    const path = join(dir, 'runs.bin');
-    const file = openMappedFile(path, { mode: 'w+', backend });
-    // 1,500 adjacent parts of 0 to 299 bytes (one write of at most 1,024 ranges at a time),
-    // then a gap, then two more adjacent parts.
-    const parts: { source: Uint8Array; position: number }[] = [];
-    let position = 100;
-    for (let i = 0; i < 1500; i++) {
-      const source = pattern((i * 37) % 300, i);
-      parts.push({ source, position });
-      position += source.byteLength;
-    }
-    const gapAt = position + 4096;
-    parts.push({ source: pattern(5000, 7), position: gapAt });
-    parts.push({ source: pattern(3, 8), position: gapAt + 5000 });
-    // An empty part alone writes nothing, and is no error.
-    parts.push({ source: new Uint8Array(0), position: gapAt + 9000 });
-    file.writeInBackground(parts).wait();
-    file.close();
-    const onDisk = readFileSync(path);
-    expect(onDisk.byteLength).toBe(gapAt + 5003);
-    for (const part of parts) {
-      const written = onDisk.subarray(part.position, part.position + part.source.byteLength);
-      expect(same(part.source, written)).toBe(true);
-    }
-    expect(onDisk.subarray(0, 100).every((byte) => byte === 0)).toBe(true);
-    expect(onDisk.subarray(position, gapAt).every((byte) => byte === 0)).toBe(true);
-  });
-
   it('writes many parts in one task, in order (a later part wins where they overlap)', () => {
     const path = join(dir, 'parts.bin');
     const file = openMappedFile(path, { mode: 'w+', backend });

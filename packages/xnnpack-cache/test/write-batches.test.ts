@@ -1,5 +1,4 @@
-// Batches of sealed regions: when they start, where they are cut, how many run, and what a
-// failure hands back.
+// Batches of sealed regions: when they start, how many run, and what a failure hands back.
 import type { BackgroundWrite, MappedFile, WritePart } from '@memlayer/mmap-native';
 import { describe, expect, it } from 'vitest';
 import type { PackedRegion } from '../src/storage/packed-storage.js';
@@ -29,8 +28,7 @@ function fakeFile(error?: Error) {
 
 function track() {
   const finished: { regions: readonly PackedRegion[]; error: unknown }[] = [];
-  const heads: (readonly PackedRegion[])[] = [];
-  const batches = new WriteBatches((regions, write, batchHeads) => {
+  const batches = new WriteBatches((regions, write) => {
     let error: unknown = null;
     try {
       write.wait();
@@ -38,9 +36,8 @@ function track() {
       error = e;
     }
     finished.push({ regions, error });
-    heads.push(batchHeads);
   });
-  return { finished, heads, batches };
+  return { finished, batches };
 }
 
 describe('WriteBatches', () => {
@@ -69,65 +66,11 @@ describe('WriteBatches', () => {
     const { file } = fakeFile();
     const { finished, batches } = track();
     const large = region(8);
-    batches.add(large, file, new Uint8Array(MAX_BYTES_IN_FLIGHT), 0);
+    batches.add(large, file, new Uint8Array(MAX_BYTES_IN_FLIGHT + 1), 0);
     expect(finished).toEqual([]);
     const next = region(8);
-    batches.add(next, file, new Uint8Array(BATCH_BYTES), MAX_BYTES_IN_FLIGHT);
+    batches.add(next, file, new Uint8Array(BATCH_BYTES), MAX_BYTES_IN_FLIGHT + 4096);
     expect(finished.map((batch) => batch.regions)).toEqual([[large]]);
-  });
-
-  it('cuts a region that crosses a 2 MiB boundary there; the next batch finishes it', () => {
-    const { file, tasks } = fakeFile();
-    const { finished, heads, batches } = track();
-    const [a, b, c] = [region(4), region(4), region(4)];
-    batches.add(a, file, new Uint8Array(BATCH_BYTES - 4196), 4096);
-    // b spans [BATCH_BYTES - 100, 3 * BATCH_BYTES + 100): its bytes up to the last boundary
-    // it reaches go with a, the rest opens the next batch.
-    const bBytes = new Uint8Array(2 * BATCH_BYTES + 200);
-    batches.add(b, file, bBytes, BATCH_BYTES - 100);
-    batches.add(c, file, new Uint8Array(8), 3 * BATCH_BYTES + 100);
-    expect(tasks).toHaveLength(1);
-    expect(tasks[0]?.map((part) => [part.position, part.source.byteLength])).toEqual([
-      [4096, BATCH_BYTES - 4196],
-      [BATCH_BYTES - 100, 2 * BATCH_BYTES + 100],
-    ]);
-    batches.finishAll();
-    expect(tasks[1]?.map((part) => [part.position, part.source.byteLength])).toEqual([
-      [3 * BATCH_BYTES, 100],
-      [3 * BATCH_BYTES + 100, 8],
-    ]);
-    // The parts are views of b's own bytes, in order (no copy).
-    const [bHead, bTail] = [tasks[0]?.[1]?.source, tasks[1]?.[0]?.source];
-    expect([bHead?.buffer, bHead?.byteOffset]).toEqual([bBytes.buffer, 0]);
-    expect([bTail?.buffer, bTail?.byteOffset]).toEqual([bBytes.buffer, 2 * BATCH_BYTES + 100]);
-    expect(finished.map((batch) => batch.regions)).toEqual([[a], [b, c]]);
-    expect(heads).toEqual([[b], []]);
-    // A region that ends on a boundary starts its batch.
-    const d = region(4);
-    batches.add(d, file, new Uint8Array(BATCH_BYTES - 8), 4 * BATCH_BYTES + 8);
-    expect(tasks).toHaveLength(3);
-  });
-
-  it('writes the rest of a region\'s pages as zeros, so that regions form one stretch', () => {
-    const { file, tasks } = fakeFile();
-    const { batches } = track();
-    const [a, b] = [region(4), region(4)];
-    // a's data ends 100 bytes short of its pages; b's padding crosses the 2 MiB boundary.
-    batches.add(a, file, new Uint8Array(3996).fill(1), 0, 4096);
-    batches.add(b, file, new Uint8Array(BATCH_BYTES - 4096 - 50).fill(2), 4096, BATCH_BYTES);
-    batches.finishAll();
-    const written = tasks.map((task) =>
-      task.map((part) => [part.position, part.source.byteLength, part.source.at(-1)]),
-    );
-    expect(written).toEqual([
-      [
-        [0, 3996, 1],
-        [3996, 100, 0],
-        [4096, BATCH_BYTES - 4146, 2],
-        [BATCH_BYTES - 50, 50, 0],
-      ],
-      [[BATCH_BYTES, 4096, 0]],
-    ]);
   });
 
   it('starts the open batch when a region of another file comes', () => {

@@ -91,9 +91,7 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
   readonly #staged = new Map<PackedRegion, Uint8Array>();
   readonly #staging = new StagingBuffers();
   /** Sealed regions whose bytes are written in batches on the thread pool. */
-  readonly #writing = new WriteBatches((regions, write, heads) =>
-    this.#finishBatch(regions, write, heads),
-  );
+  readonly #writing = new WriteBatches((regions, write) => this.#finishBatch(regions, write));
   #offReason: FallbackReason | null = null;
   /** A file region was reserved since the last commit. */
   #unsaved = false;
@@ -215,16 +213,11 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     file.crcSize = dataSize;
     if (!this.#staged.has(region) || file.chunk === null) return;
     // Until its batch is written the cache reads the staged bytes; then the mapped view.
-    const { mapped } = file.chunk.file;
-    this.#writing.add(region, mapped, region.bytes, file.fileOffset, region.reservedBytes);
+    this.#writing.add(region, file.chunk.file.mapped, region.bytes, file.fileOffset);
   }
 
   /** A batch of sealed regions is written (or failed): each region's mapped view replaces its staging buffer. */
-  #finishBatch(
-    regions: readonly PackedRegion[],
-    write: BackgroundWrite,
-    heads: readonly PackedRegion[],
-  ): void {
+  #finishBatch(regions: readonly PackedRegion[], write: BackgroundWrite): void {
     let failure: unknown;
     let failed = false;
     try {
@@ -232,14 +225,6 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     } catch (error) {
       failure = error;
       failed = true;
-    }
-    // A region whose first bytes did not reach the file fails with them.
-    if (failed) {
-      for (const region of heads) {
-        const file = this.#regions.get(region);
-        if (file !== undefined && file.chunk !== null)
-          this.#writeFailed(region, file.chunk, failure);
-      }
     }
     for (const region of regions) {
       const file = this.#regions.get(region);

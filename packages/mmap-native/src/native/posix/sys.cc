@@ -5,7 +5,6 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/sysmacros.h>
@@ -132,42 +131,6 @@ int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position) {
     done += static_cast<size_t>(n);
   }
   return 0;
-}
-
-int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t position) {
-  // At most IOV_MAX ranges per call; a short write resumes inside the range it stopped in.
-  constexpr size_t kMaxRanges = 1024;
-  struct iovec iov[kMaxRanges];
-  size_t next = 0;   // first range not wholly written
-  size_t skip = 0;   // bytes of ranges[next] already written
-  for (;;) {
-    // Ranges written whole (empty ones too) are passed over: a call never writes nothing.
-    while (next < count && ranges[next].length == skip) {
-      next++;
-      skip = 0;
-    }
-    if (next == count) return 0;
-    size_t n = 0;
-    for (size_t i = next; i < count && n < kMaxRanges; i++, n++) {
-      size_t from = i == next ? skip : 0;
-      iov[n].iov_base = const_cast<uint8_t*>(ranges[i].data + from);
-      iov[n].iov_len = ranges[i].length - from;
-    }
-    ssize_t written = pwritev(fd, iov, static_cast<int>(n), static_cast<off_t>(position));
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (written == 0) return EIO;  // no progress: never spin
-    position += static_cast<uint64_t>(written);
-    size_t left = static_cast<size_t>(written);
-    while (next < count && left >= ranges[next].length - skip) {
-      left -= ranges[next].length - skip;
-      skip = 0;
-      next++;
-    }
-    skip += left;
-  }
 }
 
 namespace {

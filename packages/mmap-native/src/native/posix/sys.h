@@ -52,15 +52,6 @@ int Size(int fd, uint64_t* size);
 int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done);
 // pwrite until all `length` bytes are written.
 int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position);
-// A run of byte ranges written to the file one after another from `position`.
-struct WriteRange {
-  const uint8_t* data;
-  size_t length;
-};
-// pwritev until every range is written: one write the kernel sees whole, so the page
-// cache may hold its aligned 2 MiB stretches as huge folios (ext4 and xfs with large
-// folios), which a mapping then maps with one page-table entry each.
-int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t position);
 // Extends the file to new_size. sparse: ftruncate only (holes, no blocks). Otherwise the
 // new tail [old size, new_size) gets real blocks, so ENOSPC/EFBIG surface here and not
 // as a SIGBUS on first touch. *syscall names the call that failed.
