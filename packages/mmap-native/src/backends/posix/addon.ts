@@ -115,10 +115,9 @@ export function sourceBuildCommand(): string {
   return `node ${join(packageRoot(), 'scripts', 'build-addon.mjs')}`;
 }
 
-function localBuilds(): string[] {
-  return ['Release', 'Debug'].map((type) =>
-    join(packageRoot(), 'addon', 'build', type, 'mmap_native.node'),
-  );
+/** Source builds of the package at `root`. */
+function localBuilds(root: string): string[] {
+  return ['Release', 'Debug'].map((type) => join(root, 'addon', 'build', type, 'mmap_native.node'));
 }
 
 /**
@@ -126,8 +125,9 @@ function localBuilds(): string[] {
  * then source builds (Debug only exists for MEMLAYER_ADDON_DEBUG=1 builds).
  */
 export function addonCandidates(): string[] {
-  const prebuilt = findPlatformAddon(packageRoot());
-  return [prebuilt ?? `${platformPackageName()}/mmap_native.node (absent)`, ...localBuilds()];
+  const root = packageRoot();
+  const prebuilt = findPlatformAddon(root);
+  return [prebuilt ?? `${platformPackageName()}/mmap_native.node (absent)`, ...localBuilds(root)];
 }
 
 let cached: NativeAddon | null | undefined;
@@ -148,8 +148,8 @@ function openAddonFile(path: string): NativeAddon {
   return module.exports as NativeAddon;
 }
 
-function loadPrebuilt(): NativeAddon | null {
-  const path = findPlatformAddon(packageRoot());
+function loadPrebuilt(root: string): NativeAddon | null {
+  const path = findPlatformAddon(root);
   if (path === null) return null;
   try {
     return openAddonFile(path);
@@ -168,9 +168,11 @@ function loadPrebuilt(): NativeAddon | null {
  */
 export function tryLoadAddon(): NativeAddon | null {
   if (cached !== undefined) return cached;
-  let addon = loadPrebuilt();
+  // Found once: each walk up to package.json reads and parses it.
+  const root = packageRoot();
+  let addon = loadPrebuilt(root);
   if (addon === null) {
-    const local = localBuilds().find((candidate) => nodeFs().existsSync(candidate));
+    const local = localBuilds(root).find((candidate) => nodeFs().existsSync(candidate));
     if (local !== undefined) addon = openAddonFile(local);
   }
   addon?.configure(MmapError);

@@ -45,9 +45,8 @@ export function findPlatformAddon(root: string): string | null {
   const places = [join(root, 'node_modules', name)];
   // Beside this package in its scope's folder: node_modules/@memlayer/ (npm's hoisting, and
   // pnpm's store, where a package's dependencies are linked beside it).
-  if (basename(beside) === name.slice(0, name.indexOf('/'))) {
-    places.push(join(beside, name.slice(name.indexOf('/') + 1)));
-  }
+  const [scope, bare] = name.split('/') as [string, string];
+  if (basename(beside) === scope) places.push(join(beside, bare));
   let folder = places.find((place) => fs.existsSync(join(place, 'package.json')));
   if (folder === undefined) {
     try {
