@@ -146,6 +146,13 @@ function scenarios(round) {
   const written = writing.writeInBackground([data, data.subarray(5)], [7, 2 ** 32]);
   written.wait();
   if (!written.done) failures.push('background write not done after wait');
+  // parts that follow one another: one pwritev, empty parts among them and alone
+  const empty = new Uint8Array(0);
+  const joined = writing.writeInBackground(
+    [empty, data, empty, data.subarray(3), empty],
+    [page, page, page + data.length, page + data.length, 9 * page],
+  );
+  joined.wait();
   writing.writeInBackground([new Uint8Array(8 * page).fill(3)], [page]);
   writing.close();
   expectCode('EBADF', () => writing.writeInBackground([data], [0]));

@@ -61,6 +61,58 @@ describe.each(testedBackends)('writeInBackground (%s)', (backend: BackendName) =
     expect(onDisk.subarray(0, 4096).every((byte) => byte === 0)).toBe(true);
   });
 
+  it('writes parts that follow one another together, past 1024 of them and with empty ones', () => {
+    const path = join(dir, 'runs.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    // 1,500 adjacent parts of 0 to 299 bytes (one write of at most 1,024 ranges at a time),
+    // then a gap, then two more adjacent parts.
+    const parts: { source: Uint8Array; position: number }[] = [];
+    let position = 100;
+    for (let i = 0; i < 1500; i++) {
+      const source = pattern((i * 37) % 300, i);
+      parts.push({ source, position });
+      position += source.byteLength;
+    }
+    const gapAt = position + 4096;
+    parts.push({ source: pattern(5000, 7), position: gapAt });
+    parts.push({ source: pattern(3, 8), position: gapAt + 5000 });
+    // An empty part alone writes nothing, and is no error.
+    parts.push({ source: new Uint8Array(0), position: gapAt + 9000 });
+    file.writeInBackground(parts).wait();
+    file.close();
+    const onDisk = readFileSync(path);
+    expect(onDisk.byteLength).toBe(gapAt + 5003);
+    for (const part of parts) {
+      const written = onDisk.subarray(part.position, part.position + part.source.byteLength);
+      expect(same(part.source, written)).toBe(true);
+    }
+    expect(onDisk.subarray(0, 100).every((byte) => byte === 0)).toBe(true);
+    expect(onDisk.subarray(position, gapAt).every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('writes a stretch that crosses 512 KiB boundaries in any cut, every byte in place', () => {
+    const path = join(dir, 'stretch.bin');
+    const file = openMappedFile(path, { mode: 'w+', backend });
+    // Adjacent parts of odd sizes from just below the first 512 KiB boundary to past the
+    // third: the stretch is written in calls cut on each boundary, some inside a part.
+    const KiB = 1024;
+    const parts: { source: Uint8Array; position: number }[] = [];
+    let position = 512 * KiB - 1000;
+    for (const [i, length] of [999, 2, 300 * KiB + 3, 0, 700 * KiB + 11, 1, 524_288].entries()) {
+      parts.push({ source: pattern(length, i + 20), position });
+      position += length;
+    }
+    file.writeInBackground(parts).wait();
+    file.close();
+    const onDisk = readFileSync(path);
+    expect(onDisk.byteLength).toBe(position);
+    for (const part of parts) {
+      const written = onDisk.subarray(part.position, part.position + part.source.byteLength);
+      expect(same(part.source, written)).toBe(true);
+    }
+    expect(onDisk.subarray(0, 512 * KiB - 1000).every((byte) => byte === 0)).toBe(true);
+  });
+
   it('writes many parts in one task, in order (a later part wins where they overlap)', () => {
     const path = join(dir, 'parts.bin');
     const file = openMappedFile(path, { mode: 'w+', backend });

@@ -62,6 +62,31 @@ describe('WriteBatches', () => {
     expect(batches.size).toBe(0);
   });
 
+  it("writes the rest of a region's pages as zeros, so that a batch's regions form one stretch", () => {
+    const { file, tasks } = fakeFile();
+    const { batches } = track();
+    const [a, b] = [region(4), region(4)];
+    // a's data ends 100 bytes short of its page; b's fills its two pages but for 50 bytes.
+    batches.add(a, file, new Uint8Array(3996).fill(1), 0, 4096);
+    batches.add(b, file, new Uint8Array(8142).fill(2), 4096, 8192);
+    batches.finishAll();
+    const written = tasks.map((task) =>
+      task.map((part) => [part.position, part.source.byteLength, part.source.at(-1)]),
+    );
+    expect(written).toEqual([
+      [
+        [0, 3996, 1],
+        [3996, 100, 0],
+        [4096, 8142, 2],
+        [12238, 50, 0],
+      ],
+    ]);
+    // The padding counts towards the batch: a region of BATCH_BYTES with it starts one.
+    const c = region(4);
+    batches.add(c, file, new Uint8Array(BATCH_BYTES - 10), 16384, BATCH_BYTES);
+    expect(tasks).toHaveLength(2);
+  });
+
   it('lets one large batch run, but not two past the byte limit', () => {
     const { file } = fakeFile();
     const { finished, batches } = track();

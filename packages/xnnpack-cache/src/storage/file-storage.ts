@@ -213,7 +213,8 @@ export class FileStorage implements PackedStorage, DeferredCommitter {
     file.crcSize = dataSize;
     if (!this.#staged.has(region) || file.chunk === null) return;
     // Until its batch is written the cache reads the staged bytes; then the mapped view.
-    this.#writing.add(region, file.chunk.file.mapped, region.bytes, file.fileOffset);
+    const { mapped } = file.chunk.file;
+    this.#writing.add(region, mapped, region.bytes, file.fileOffset, region.reservedBytes);
   }
 
   /** A batch of sealed regions is written (or failed): each region's mapped view replaces its staging buffer. */

@@ -56,12 +56,23 @@ class WriteWorker : public Napi::AsyncWorker {
   void Execute() override {
     int err = 0;
     const char* syscall = "pwrite";
-    for (const WritePart& part : parts_) {
-      if (part.sync_before && (err = sys::SyncFile(fd_, true)) != 0) {
+    std::vector<sys::WriteRange> run;
+    for (size_t i = 0; i < parts_.size();) {
+      const WritePart& first = parts_[i];
+      if (first.sync_before && (err = sys::SyncFile(fd_, true)) != 0) {
         syscall = "fdatasync";
         break;
       }
-      err = sys::WriteAt(fd_, part.data, part.length, part.position);
+      // Parts that follow one another in the file go out in one write.
+      run.clear();
+      uint64_t end = first.position;
+      for (; i < parts_.size(); i++) {
+        const WritePart& part = parts_[i];
+        if (part.position != end || (part.sync_before && !run.empty())) break;
+        run.push_back({part.data, part.length});
+        end += part.length;
+      }
+      err = sys::WriteRangesAt(fd_, run.data(), run.size(), first.position);
       if (err != 0) break;
     }
     if (err == 0 && end_.start_writeback) {

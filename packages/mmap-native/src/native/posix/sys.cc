@@ -5,11 +5,13 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/sysmacros.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 
@@ -131,6 +133,54 @@ int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position) {
     done += static_cast<size_t>(n);
   }
   return 0;
+}
+
+// The largest aligned stretch one write call covers. A write of a whole aligned 512 KiB
+// becomes one 512 KiB folio in a page cache with large folios (ext4 from Linux 6.16, xfs),
+// which a mapping maps in one fault instead of 32: touching a 64 MiB mapping of such a
+// file took 1.4 ms instead of 5-10 ms (Linux 6.18, ext4). Whole 1 MiB or 2 MiB writes make
+// larger folios, but allocating them made writing 1 GiB take up to 2-5x the system time.
+constexpr size_t kWriteStretch = 512 * 1024;
+
+int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t position) {
+  // At most IOV_MAX ranges per call; a short write resumes inside the range it stopped in.
+  constexpr size_t kMaxRanges = 1024;
+  struct iovec iov[kMaxRanges];
+  size_t next = 0;   // first range not wholly written
+  size_t skip = 0;   // bytes of ranges[next] already written
+  for (;;) {
+    // Ranges written whole (empty ones too) are passed over: a call never writes nothing.
+    while (next < count && ranges[next].length == skip) {
+      next++;
+      skip = 0;
+    }
+    if (next == count) return 0;
+    // One call ends at the next stretch boundary: the page cache then makes one folio of
+    // each aligned stretch it is given whole.
+    size_t room = kWriteStretch - static_cast<size_t>(position % kWriteStretch);
+    size_t n = 0;
+    for (size_t i = next; i < count && n < kMaxRanges && room > 0; i++, n++) {
+      size_t from = i == next ? skip : 0;
+      size_t length = std::min(ranges[i].length - from, room);
+      iov[n].iov_base = const_cast<uint8_t*>(ranges[i].data + from);
+      iov[n].iov_len = length;
+      room -= length;
+    }
+    ssize_t written = pwritev(fd, iov, static_cast<int>(n), static_cast<off_t>(position));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (written == 0) return EIO;  // no progress: never spin
+    position += static_cast<uint64_t>(written);
+    size_t left = static_cast<size_t>(written);
+    while (next < count && left >= ranges[next].length - skip) {
+      left -= ranges[next].length - skip;
+      skip = 0;
+      next++;
+    }
+    skip += left;
+  }
 }
 
 namespace {
