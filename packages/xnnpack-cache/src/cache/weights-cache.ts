@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type { NamedDataMap, TensorView } from '../named-data-map.js';
 import type { CpuFeaturesDetection } from '../operators/cpuinfo.js';
+import { LAST_SETUP, LastOperatorSetup } from '../operators/last-setup.js';
 import type { GemmTiling } from '../operators/tiling.js';
 import {
   assertXnnpackRevision,
@@ -61,6 +62,8 @@ export class XNNWeightsCache implements NamedWeightsCacheProvider {
   readonly #storage: PackedStorage;
   readonly #xnnpackRevision: XnnpackRevision;
   readonly #tilings: CpuTilings;
+  /** The setup of the last operator created over this cache (operator-setup.ts). */
+  readonly [LAST_SETUP] = new LastOperatorSetup();
   #finalized = false;
   /** Between initializeForRuntime and finalizeForRuntime/abortRuntime. */
   #building = false;

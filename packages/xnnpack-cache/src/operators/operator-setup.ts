@@ -9,6 +9,7 @@ import {
 } from '../packing/xnnpack-revisions.js';
 import type { FullyConnectedSettings } from './fully-connected.js';
 import { type OperatorExecution, operatorExecution } from './kernel-choice.js';
+import { LAST_SETUP, type LastOperatorSetup } from './last-setup.js';
 import { type OutputRange, outputRange } from './output-range.js';
 import { assertTiling, DEFAULT_GEMM_TILING, type GemmTiling } from './tiling.js';
 
@@ -25,62 +26,18 @@ export interface OperatorSetup {
   readonly gemm: PreparedGemmF32 | null;
 }
 
-/**
- * The last setup and the options it came from. A model creates its layers one after
- * another, mostly of a few shapes: a layer like the one before reuses its checked setup.
- */
-let last: OperatorSetup | null = null;
-let lastInputChannels = 0;
-let lastOutputChannels = 0;
-let lastTiling: GemmTiling | null = null;
-let lastExtraBytes: number | undefined;
-let lastOutputMin: number | undefined;
-let lastOutputMax: number | undefined;
-let lastOperatorType: number | undefined;
-let lastRevision: string | undefined;
-let lastCacheRevision: string | undefined;
-let lastKernels: string | undefined;
-let lastThreads: number | undefined;
-
 /** Checks the options an operator is created with (all but its weights) and plans it. */
 export function operatorSetup(options: FullyConnectedSettings): OperatorSetup {
   // Explicit, else what XNNPACK picks on the cache's CPU for this many output channels.
   const tiling =
     options.tiling ?? options.cache.gemmTiling?.(options.outputChannels) ?? DEFAULT_GEMM_TILING;
-  const cacheRevision = options.cache.xnnpackRevision;
-  if (
-    last !== null &&
-    options.inputChannels === lastInputChannels &&
-    options.outputChannels === lastOutputChannels &&
-    tiling === lastTiling &&
-    options.extraBytes === lastExtraBytes &&
-    // Object.is: a bound of -0 clamps to -0, one of 0 to 0.
-    Object.is(options.outputMin, lastOutputMin) &&
-    Object.is(options.outputMax, lastOutputMax) &&
-    options.operatorType === lastOperatorType &&
-    options.xnnpackRevision === lastRevision &&
-    cacheRevision === lastCacheRevision &&
-    options.kernels === lastKernels &&
-    options.threads === lastThreads
-  ) {
-    return last;
-  }
+  // An XNNWeightsCache remembers its last setup; another provider's layers are set up anew.
+  const last = (options.cache as { readonly [LAST_SETUP]?: LastOperatorSetup })[LAST_SETUP];
+  const remembered = last?.get(options, tiling);
+  if (remembered != null) return remembered;
   const setup = checkedSetup(options, tiling);
   // Only a frozen tiling is remembered: another object could change before the next call.
-  if (Object.isFrozen(tiling)) {
-    last = setup;
-    lastInputChannels = options.inputChannels;
-    lastOutputChannels = options.outputChannels;
-    lastTiling = tiling;
-    lastExtraBytes = options.extraBytes;
-    lastOutputMin = options.outputMin;
-    lastOutputMax = options.outputMax;
-    lastOperatorType = options.operatorType;
-    lastRevision = options.xnnpackRevision;
-    lastCacheRevision = cacheRevision;
-    lastKernels = options.kernels;
-    lastThreads = options.threads;
-  }
+  if (last !== undefined && Object.isFrozen(tiling)) last.set(options, tiling, setup);
   return setup;
 }
 

@@ -18,15 +18,6 @@ export interface FullyConnectedPlan {
   readonly shapeKey: Required<PackedShapeKey>;
 }
 
-/**
- * Plans are shared: models repeat a handful of shapes over many layers, so creating 1024
- * operators of one shape derives (and validates) one plan, not 1024.
- */
-const plans = new Map<number, FullyConnectedPlan[]>();
-/** Bounds the table for programs with unusually many distinct shapes. */
-const MAX_PLANS = 4096;
-let planCount = 0;
-
 export function fullyConnectedPlan(
   nc: number,
   kc: number,
@@ -37,26 +28,6 @@ export function fullyConnectedPlan(
   operatorType: number,
   padding: GemmPadding = 'zeros',
 ): FullyConnectedPlan {
-  const bucketKey = (nc * 31 + kc) % 0x7fff_ffff;
-  let bucket = plans.get(bucketKey);
-  if (bucket !== undefined) {
-    for (let i = 0; i < bucket.length; i++) {
-      const plan = bucket[i] as FullyConnectedPlan;
-      const l = plan.layout;
-      if (
-        l.outputChannels === nc &&
-        l.inputChannels === kc &&
-        l.nr === nr &&
-        l.kr === kr &&
-        l.sr === sr &&
-        l.extraBytes === extraBytes &&
-        l.operatorType === operatorType &&
-        plan.gemm.padding === padding
-      ) {
-        return plan;
-      }
-    }
-  }
   const gemm = gemmGoiLayout({ nc, kc, nr, kr, sr, extraBytes, padding });
   const alignedSize = roundUp(gemm.packedBytes, PACKED_ALLOCATION_ALIGNMENT);
   const layout = {
@@ -87,16 +58,5 @@ export function fullyConnectedPlan(
       alignedSize,
     ),
   });
-  const plan: FullyConnectedPlan = { gemm, alignedSize, layout, seed, shapeKey };
-  if (planCount >= MAX_PLANS) {
-    plans.clear();
-    planCount = 0;
-  }
-  if (bucket === undefined || !plans.has(bucketKey)) {
-    bucket = [];
-    plans.set(bucketKey, bucket);
-  }
-  bucket.push(plan);
-  planCount++;
-  return plan;
+  return { gemm, alignedSize, layout, seed, shapeKey };
 }

@@ -135,8 +135,8 @@ export function packWithLayout(
   const kernelBits = new Int32Array(kernel.buffer, kernel.byteOffset, kernel.length);
   const biasBits = bias === null ? null : new Int32Array(bias.buffer, bias.byteOffset, bias.length);
   if (out.byteOffset % 4 === 0 && layout.extraBytes % 4 === 0) {
-    // The whole buffer's words (often the previous layer's view), from this layer's word on.
-    const floats = wordsOf(out.buffer);
+    // The whole buffer's words, from this layer's word on.
+    const floats = new Int32Array(out.buffer, 0, Math.floor(out.buffer.byteLength / 4));
     const base = out.byteOffset / 4;
     for (let g = 0; g < groups; g++) {
       for (let block = 0; block < layout.blocksPerGroup; block++) {
@@ -167,27 +167,6 @@ export function packWithLayout(
     }
   }
   recordPacking(packedBytes);
-}
-
-/** Buffers up to this size keep their word view for the next call (at most this is retained). */
-const WORDS_MEMO_MAX_BYTES = 4 << 20;
-let wordsBuffer: ArrayBufferLike | null = null;
-let words: Int32Array<ArrayBufferLike> = new Int32Array(0);
-
-/**
- * An Int32Array over all of `buffer` (whole words). Layers packed one after another usually
- * land in one small buffer (a heap slab, a staging buffer): its view is kept for the next
- * call with the same buffer. A buffer detached since is never the one asked for (a live
- * view's buffer is not detached).
- */
-function wordsOf(buffer: ArrayBufferLike): Int32Array<ArrayBufferLike> {
-  if (buffer === wordsBuffer) return words;
-  const view = new Int32Array(buffer, 0, Math.floor(buffer.byteLength / 4));
-  if (buffer.byteLength <= WORDS_MEMO_MAX_BYTES) {
-    wordsBuffer = buffer;
-    words = view;
-  }
-  return view;
 }
 
 /** Runs of at least this many floats are copied with subarray/set (memcpy); shorter ones by loop. */
