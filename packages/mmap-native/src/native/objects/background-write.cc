@@ -57,6 +57,8 @@ class WriteWorker : public Napi::AsyncWorker {
     int err = 0;
     const char* syscall = "pwrite";
     std::vector<sys::WriteRange> run;
+    // Each run's place in the file, whose write-back starts once every run is written.
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
     for (size_t i = 0; i < parts_.size();) {
       const WritePart& first = parts_[i];
       if (first.sync_before && (err = sys::SyncFile(fd_, true)) != 0) {
@@ -74,9 +76,11 @@ class WriteWorker : public Napi::AsyncWorker {
       }
       err = sys::WriteRangesAt(fd_, run.data(), run.size(), first.position);
       if (err != 0) break;
+      // sync_file_range reads a length of 0 as "to the end of the file".
+      if (end > first.position) spans.emplace_back(first.position, end - first.position);
     }
     if (err == 0 && end_.start_writeback) {
-      for (const WritePart& part : parts_) sys::StartWriteback(fd_, part.position, part.length);
+      for (const auto& [position, length] : spans) sys::StartWriteback(fd_, position, length);
     }
     if (err == 0 && end_.sync_after && (err = sys::SyncFile(fd_, true)) != 0) {
       syscall = "fdatasync";
