@@ -198,6 +198,10 @@ function scenarios(round) {
   const packedGemm = new Float32Array(Math.ceil(nc / 16) * 16 * (1 + kc)).fill(0.25);
   const gemmInput = new Float32Array(batch * kc).fill(0.5);
   const gemmOutput = new Float32Array(batch * nc);
+  // the CPU read with CPUID (an object on x86-64, null elsewhere)
+  const cpu = addon.x86Cpu();
+  if (process.arch === 'x64' && typeof cpu?.vendor !== 'string')
+    failures.push('x86Cpu gave no vendor');
   for (const isa of addon.gemmIsas()) {
     const code = ['portable', 'sse2', 'avx2-fma', 'avx512f'].indexOf(isa);
     for (const threads of [1, 3]) {

@@ -33,6 +33,7 @@ export {
 } from './kernels/gemm-kernels.js';
 export type { PreparedGemmF32 } from './kernels/prepared-gemm.js';
 export type { GemmChainLayer, PreparedGemmChainF32 } from './kernels/prepared-gemm-chain.js';
+export { type X86Cpu, x86Cpu } from './kernels/x86-cpu.js';
 export {
   liveMappingCount,
   MAP_COUNT_HEADROOM,

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import type { GemmIsa } from '../src/index.js';
+import { type GemmIsa, x86Cpu } from '../src/index.js';
 import { firstMismatch, floats, kernels, pack, reference, type Shape } from './gemm-reference.js';
 
 /** [nr, kr, sr]: XNNPACK's x86 and arm64 tilings (GEMM_TILINGS), and nr that fit no vector. */
@@ -51,6 +51,30 @@ describe('gemmF32', () => {
     } else {
       expect(gemm.isas).toEqual(['portable']);
     }
+  });
+
+  it('reads the x86-64 CPU with CPUID as /proc/cpuinfo shows it', () => {
+    const cpu = x86Cpu();
+    if (process.arch !== 'x64') {
+      expect(cpu).toBeNull();
+      return;
+    }
+    if (process.platform !== 'linux') {
+      expect(cpu?.sse2).toBe(true); // part of x86-64
+      return;
+    }
+    const text = readFileSync('/proc/cpuinfo', 'utf8');
+    const field = (key: string) => new RegExp(`^${key}\\s*:(.*)$`, 'm').exec(text)?.[1]?.trim();
+    const flags = (field('flags') ?? '').split(' ');
+    expect(cpu).toEqual({
+      sse2: flags.includes('sse2'),
+      avx: flags.includes('avx'),
+      fma3: flags.includes('fma'),
+      avx512f: flags.includes('avx512f'),
+      vendor: field('vendor_id'),
+      family: Number(field('cpu family')),
+      model: Number(field('model')),
+    });
   });
 
   it.each(TILINGS)(

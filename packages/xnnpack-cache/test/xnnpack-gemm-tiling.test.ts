@@ -19,6 +19,7 @@ import {
   xnnpackGemmTiling,
   xnnUseNr2,
 } from '../src/index.js';
+import { runningCpuFeatures } from '../src/operators/cpuinfo.js';
 import { randomFloats, referenceMatmul } from './reference.js';
 
 const code = (c: string) => expect.objectContaining({ code: c });
@@ -143,6 +144,24 @@ describe('CPU features', () => {
       features: AVX512,
       source: '/proc/cpuinfo',
     });
+  });
+
+  it('reads the running x86-64 CPU with CPUID, as /proc/cpuinfo describes it', () => {
+    const running = runningCpuFeatures();
+    if (process.arch === 'x64' && process.platform === 'linux') {
+      expect(running).toEqual({ features: detectCpuFeatures().features, source: 'cpuid' });
+    }
+    const x86 = { sse2: true, avx: true, fma3: true, avx512f: false };
+    const amd = (family: number, model: number) =>
+      runningCpuFeatures({ ...x86, vendor: 'AuthenticAMD', family, model }).features;
+    expect(amd(0x17, 0x01)).toEqual({ arch: 'x64', ...x86, zen: true });
+    expect(amd(0x17, 0x18)).toEqual({ arch: 'x64', ...x86, zen: true });
+    expect(amd(0x17, 0x20)).toEqual({ arch: 'x64', ...x86, zen: false });
+    expect(amd(0x19, 0x01)).toEqual({ arch: 'x64', ...x86, zen: false });
+    const intel = { ...x86, vendor: 'GenuineIntel', family: 0x17, model: 0x01 };
+    expect(runningCpuFeatures(intel).features).toEqual({ arch: 'x64', ...x86, zen: false });
+    // No answer from the addon: /proc/cpuinfo (or what the platform allows) instead.
+    expect(runningCpuFeatures(null)).toEqual(detectCpuFeatures());
   });
 
   it('parses and describes command-line specs', () => {

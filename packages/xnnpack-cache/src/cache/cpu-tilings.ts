@@ -1,5 +1,5 @@
 import { assertCpuFeatures, type CpuFeatures } from '../operators/cpu-features.js';
-import { type CpuFeaturesDetection, detectCpuFeatures } from '../operators/cpuinfo.js';
+import { type CpuFeaturesDetection, runningCpuFeatures } from '../operators/cpuinfo.js';
 import type { GemmTiling } from '../operators/tiling.js';
 import {
   tilingFor,
@@ -10,8 +10,7 @@ import { emitCacheWarning } from '../storage/warnings.js';
 
 /**
  * The CPU a cache (or manager) packs for and the default tiling it gives each layer. The
- * CPU is the one given, else the running one, detected once when first asked for: a cache
- * that only serves saved entries reads no /proc/cpuinfo.
+ * CPU is the one given, else the running one, detected once when first asked for.
  */
 export class CpuTilings {
   readonly #given: CpuFeatures | null | undefined;
@@ -31,7 +30,7 @@ export class CpuTilings {
       if (this.#given !== undefined) {
         this.#detection = { features: this.#given, source: 'given' };
       } else {
-        this.#detection = detectCpuFeatures();
+        this.#detection = runningCpuFeatures();
         if (this.#detection.features === null) {
           emitCacheWarning(
             'MEMLAYER_CACHE_CPU_UNKNOWN',

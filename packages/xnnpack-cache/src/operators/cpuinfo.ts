@@ -1,17 +1,36 @@
+import { type X86Cpu, x86Cpu } from '@memlayer/mmap-native';
 import { nodeFs } from '../node-fs.js';
 import type { Arm64Core, CpuFeatures } from './cpu-features.js';
 
 /** What detection found: the features, or null and why (the tiling is then nr8kr1sr1). */
 export interface CpuFeaturesDetection {
   readonly features: CpuFeatures | null;
-  /** Where they came from ('/proc/cpuinfo', 'platform'), or why none were found. */
+  /** Where they came from ('cpuid', '/proc/cpuinfo', 'platform'), or why none were found. */
   readonly source: string;
 }
 
 /**
- * The running CPU as XNNPACK's f32 GEMM config sees it. Read on each call: a cache or
- * manager calls it once and keeps the answer.
+ * The running CPU as XNNPACK's f32 GEMM config sees it: on x86-64 read with CPUID by
+ * mmap-native's addon (a few microseconds), else as detectCpuFeatures reads it (~0.7 ms of
+ * a fresh process on Linux). Read on each call: a cache or manager calls it once and keeps
+ * the answer.
  */
+export function runningCpuFeatures(cpu: X86Cpu | null = x86Cpu()): CpuFeaturesDetection {
+  if (cpu === null) return detectCpuFeatures();
+  return {
+    features: {
+      arch: 'x64',
+      sse2: cpu.sse2,
+      avx: cpu.avx,
+      fma3: cpu.fma3,
+      avx512f: cpu.avx512f,
+      zen: isZen1(cpu.vendor, cpu.family, cpu.model),
+    },
+    source: 'cpuid',
+  };
+}
+
+/** The running CPU as XNNPACK's f32 GEMM config sees it, from /proc/cpuinfo on Linux. */
 export function detectCpuFeatures(
   platform: string = process.platform,
   arch: string = process.arch,
@@ -55,10 +74,17 @@ export function x64FromCpuinfo(text: string): CpuFeatures | null {
     avx: set.has('avx'),
     fma3: set.has('fma'),
     avx512f: set.has('avx512f'),
-    // cpuinfo f9a03241 src/x86/uarch.c: AMD family 17h, extended model 0 or 1 is Zen.
-    // (Its Hygon Dhyana case matches family 0 only, which no CPU reports.)
-    zen: field(text, 'vendor_id') === 'AuthenticAMD' && family === 0x17 && model >> 4 <= 1,
+    zen: isZen1(field(text, 'vendor_id'), family, model),
   };
+}
+
+/**
+ * Whether XNNPACK counts the CPU as Zen 1, the one microarchitecture its x86-64 GEMM
+ * config singles out. cpuinfo f9a03241 src/x86/uarch.c: AMD family 17h, extended model 0
+ * or 1. (Its Hygon Dhyana case matches family 0 only, which no CPU reports.)
+ */
+function isZen1(vendor: string | undefined, family: number, model: number): boolean {
+  return vendor === 'AuthenticAMD' && family === 0x17 && model >> 4 <= 1;
 }
 
 /**

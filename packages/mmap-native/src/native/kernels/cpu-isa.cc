@@ -1,6 +1,11 @@
 #include "cpu-isa.h"
 
+#include <cstring>
 #include <initializer_list>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 namespace mmap_native {
 
@@ -46,6 +51,34 @@ GemmIsa BestGemmIsa() {
     if (GemmIsaSupported(isa)) return isa;
   }
   return GemmIsa::kPortable;
+}
+
+bool ReadX86Cpu(X86Cpu* cpu) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  cpu->sse2 = __builtin_cpu_supports("sse2");
+  cpu->avx = __builtin_cpu_supports("avx");
+  cpu->fma3 = __builtin_cpu_supports("fma");
+  cpu->avx512f = __builtin_cpu_supports("avx512f");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+    // The vendor string is EBX, EDX, ECX: "AuthenticAMD", "GenuineIntel".
+    std::memcpy(cpu->vendor, &ebx, 4);
+    std::memcpy(cpu->vendor + 4, &edx, 4);
+    std::memcpy(cpu->vendor + 8, &ecx, 4);
+  }
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    // Linux arch/x86/lib/cpu.c x86_family() and x86_model().
+    cpu->family = (eax >> 8) & 0xf;
+    if (cpu->family == 0xf) cpu->family += (eax >> 20) & 0xff;
+    cpu->model = (eax >> 4) & 0xf;
+    if (cpu->family >= 0x6) cpu->model += ((eax >> 16) & 0xf) << 4;
+  }
+  return true;
+#else
+  (void)cpu;
+  return false;
+#endif
 }
 
 }  // namespace mmap_native

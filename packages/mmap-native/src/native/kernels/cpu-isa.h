@@ -19,6 +19,22 @@ bool GemmIsaSupported(GemmIsa isa);
 // The widest supported instruction set.
 GemmIsa BestGemmIsa();
 
+// An x86-64 CPU as Linux's /proc/cpuinfo shows it: SSE2, AVX, FMA3 and AVX-512F where the
+// operating system saves their registers, the vendor string, and the family and model
+// read from CPUID leaf 1 as the kernel reads them.
+struct X86Cpu {
+  bool sse2 = false;
+  bool avx = false;
+  bool fma3 = false;
+  bool avx512f = false;
+  char vendor[13] = {};
+  unsigned family = 0;
+  unsigned model = 0;
+};
+
+// Fills `cpu`; false on a CPU that is not x86-64.
+bool ReadX86Cpu(X86Cpu* cpu);
+
 }  // namespace mmap_native
 
 #endif

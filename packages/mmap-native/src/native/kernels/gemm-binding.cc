@@ -7,6 +7,8 @@
 // the buffers and the batch are read and checked (a model runs each layer's plan again
 // and again, and reading ten numbers cost more than a small layer's arithmetic).
 // gemmIsas(): the instruction sets this CPU runs the kernels with, widest first.
+// x86Cpu(): { sse2, avx, fma3, avx512f, vendor, family, model } of this x86-64 CPU (what
+// XNNPACK's GEMM choice reads), or null on another CPU.
 // gemmF32Chain and gemmF32ChainRun: plans run one after another (gemm-chain-binding.h).
 //
 // src/kernels/ validates first and words the user-facing errors; gemm-args.cc checks
@@ -77,6 +79,21 @@ Napi::Value GemmIsas(const Napi::CallbackInfo& info) {
   return isas;
 }
 
+Napi::Value X86CpuOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  X86Cpu cpu;
+  if (!ReadX86Cpu(&cpu)) return env.Null();
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("sse2", Napi::Boolean::New(env, cpu.sse2));
+  result.Set("avx", Napi::Boolean::New(env, cpu.avx));
+  result.Set("fma3", Napi::Boolean::New(env, cpu.fma3));
+  result.Set("avx512f", Napi::Boolean::New(env, cpu.avx512f));
+  result.Set("vendor", Napi::String::New(env, cpu.vendor));
+  result.Set("family", Napi::Number::New(env, cpu.family));
+  result.Set("model", Napi::Number::New(env, cpu.model));
+  return result;
+}
+
 }  // namespace
 
 void InitGemmKernels(Napi::Env env, Napi::Object exports) {
@@ -84,6 +101,7 @@ void InitGemmKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmF32Plan", Napi::Function::New<GemmF32Plan>(env, "gemmF32Plan"));
   exports.Set("gemmF32Run", Napi::Function::New<GemmF32Run>(env, "gemmF32Run"));
   exports.Set("gemmIsas", Napi::Function::New<GemmIsas>(env, "gemmIsas"));
+  exports.Set("x86Cpu", Napi::Function::New<X86CpuOf>(env, "x86Cpu"));
   InitGemmChain(env, exports);
 }
 
