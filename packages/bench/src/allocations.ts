@@ -1,8 +1,14 @@
 import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
-import { createDefaultRegistry, Module, type XnnpackHandle } from '@memlayer/module-loader';
+import {
+  createDefaultRegistry,
+  Module,
+  type XnnpackDelegateHandle,
+  type XnnpackHandle,
+} from '@memlayer/module-loader';
 import { XNNWeightsCacheManager } from '@memlayer/xnnpack-cache';
 import { cacheOptions } from './cache-options.js';
 import { openFloorTable } from './floor.js';
+import { dataFilesOf } from './models.js';
 
 /**
  * Node flags of a child that counts allocations: a young generation large enough that no
@@ -73,13 +79,13 @@ export async function measureWarmAllocations(
   counter.start();
   const start = heapUsed();
   const registry = createDefaultRegistry({ xnnpack: { caches: new XNNWeightsCacheManager() } });
-  const module = new Module(program, { registry });
+  const module = new Module(program, { registry, dataFiles: dataFilesOf(program) });
   module.load(options);
   const loaded = heapUsed();
   module.loadMethod(method);
   const runnable = heapUsed();
   counter.stop();
-  const handle = module.methodHandle(method) as XnnpackHandle;
+  const handle = module.methodHandle(method) as XnnpackHandle | XnnpackDelegateHandle;
   const entries = handle.cacheHits;
   module.dispose();
   return {

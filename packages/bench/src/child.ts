@@ -6,6 +6,7 @@ import {
   createDefaultRegistry,
   LoadBackendOptionsMap,
   Module,
+  type XnnpackDelegateHandle,
   type XnnpackHandle,
 } from '@memlayer/module-loader';
 import {
@@ -25,6 +26,7 @@ import { parentChannel } from './child-io.js';
 import type { ChildTask, CyclesResult, LoadResult, PackResult } from './child-protocol.js';
 import { measureFloor } from './floor.js';
 import { fillWeights, nowMs, peakRssBytes, smapsRollup } from './measure.js';
+import { dataFilesOf } from './models.js';
 
 const METHOD = 'forward';
 const { send, waitFor } = parentChannel();
@@ -50,7 +52,7 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
   const start = nowMs();
   const manager = task.mode === 'file' ? new XNNWeightsCacheManager() : undefined;
   const registry = createDefaultRegistry({ xnnpack: manager ? { caches: manager } : {} });
-  const module = new Module(task.program, { registry });
+  const module = new Module(task.program, { registry, dataFiles: dataFilesOf(task.program) });
   module.load(
     task.mode === 'file'
       ? cacheOptions(task.cachePath, task.saveNow === true)
@@ -61,12 +63,12 @@ async function load(task: Extract<ChildTask, { kind: 'load' }>): Promise<void> {
   const runnable = nowMs();
   const peakRss = peakRssBytes();
   const packing = packingStats();
-  const handle = module.methodHandle(METHOD) as XnnpackHandle;
+  const handle = module.methodHandle(METHOD) as XnnpackHandle | XnnpackDelegateHandle;
   const rollupAfter = smapsRollup();
   let outputChecksum: number | null = null;
   let rollupAfterRun: Record<string, number> | null = null;
   if (task.execute) {
-    const features = (handle.method.inputs[0]?.features ?? 0) as number;
+    const features = module.methodMeta(METHOD).inputs[0]?.at(-1) ?? 0;
     const [y] = module.execute(METHOD, [
       { shape: [1, features], data: new Float32Array(features).fill(0.5) },
     ]);
@@ -107,7 +109,7 @@ function cycles(task: Extract<ChildTask, { kind: 'cycles' }>): void {
     const registry = createDefaultRegistry({
       xnnpack: tiling === undefined ? { caches: manager } : { caches: manager, tiling },
     });
-    const module = new Module(task.program, { registry });
+    const module = new Module(task.program, { registry, dataFiles: dataFilesOf(task.program) });
     module.load(options);
     module.loadMethod(METHOD);
     return { module, packs: packingStats().calls };
@@ -122,7 +124,7 @@ function cycles(task: Extract<ChildTask, { kind: 'cycles' }>): void {
   }
   const bytesBeforeSeedChange = fileSize(task.cachePath);
   const changed = startOnce(task.seedChangeTiling);
-  const handle = changed.module.methodHandle(METHOD) as XnnpackHandle;
+  const handle = changed.module.methodHandle(METHOD) as XnnpackHandle | XnnpackDelegateHandle;
   const orphanBytesAfterSeedChange = handle.cache.stats().orphanBytes;
   const liveDataBytes = handle.cache.stats().packedBytes;
   changed.module.dispose();

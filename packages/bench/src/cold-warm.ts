@@ -18,11 +18,11 @@ import {
 } from './types.js';
 
 const METHOD_COLD =
-  'fresh child process, cache file deleted first: Module.load + loadMethod (hashes the weights, packs every layer into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
+  'fresh child process, cache file deleted first: Module.load + loadMethod of the .pte (hashes each constant as it packs it into the file-backed cache; the durable commit runs after the method is runnable, in the background or at dispose); median of the runs';
 const METHOD_COLD_SAVED =
   'as the cold start, with save_weight_cache_on_disk = true: data synced and index committed before the method is runnable; median of the runs';
 const METHOD_WARM =
-  'fresh child processes right after the cold one, same cache file (page cache warm): Module.load + loadMethod (reads and hashes the weights, finds every layer); each run takes 3 warm starts, each followed by a floor (the two see the machine alike); median of all';
+  'fresh child processes right after the cold one, same cache file (page cache warm): Module.load + loadMethod of the .pte (reads the keys where they lie, finds every layer); each run takes 3 warm starts, each followed by a floor (the two see the machine alike); median of all';
 const METHOD_FLOOR =
   'fresh child process right after each warm start, same cache file: open it, decode its index, map the data in windows of at most 32 MiB (1 GiB from an entry larger than that) and build a name → bytes table (no module, no weights, no packing); 3 per run, median of all';
 const METHOD_HEAP =
@@ -36,7 +36,7 @@ export async function measureColdWarm(
 ): Promise<ColdWarmResult> {
   const known = options.shared.coldWarm.get(spec.label);
   if (known) return known;
-  const program = programFor(options, spec);
+  const program = await programFor(options, spec);
   const cachePath = cachePathFor(options, spec, 'cold-warm');
   const cold: LoadResult[] = [];
   const coldSaved: LoadResult[] = [];

@@ -10,7 +10,7 @@ import { type BenchOptions, compare, type SectionBody } from './types.js';
 export async function fileSizeSection(options: BenchOptions): Promise<SectionBody> {
   const spec = cyclesModel(options.quick);
   const cycles = options.quick ? 5 : 50;
-  const program = programFor(options, spec);
+  const program = await programFor(options, spec);
   const cachePath = cachePathFor(options, spec, 'cycles');
   rmSync(cachePath, { force: true });
   options.progress(`${spec.label}: ${cycles} unload/reload cycles, seed change, compact()`);

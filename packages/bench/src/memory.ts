@@ -65,7 +65,7 @@ export async function memorySection(options: BenchOptions): Promise<SectionBody>
     };
   }
   const spec = memoryModel(options.quick);
-  const program = programFor(options, spec);
+  const program = await programFor(options, spec);
   const cachePath = cachePathFor(options, spec, 'memory');
   rmSync(cachePath, { force: true });
   options.progress(`${spec.label}: memory after finalize, file (cold, warm) and heap mode`);
