@@ -1,4 +1,6 @@
+import type { FilePieces } from './file-pieces.js';
 import { padTo } from './padding.js';
+import type { SegmentLayout } from './segments.js';
 
 /**
  * Inserts `header` right after a flatbuffer's root offset and identifier (bytes [0, 8)) and
@@ -25,18 +27,21 @@ export function insertFlatbufferHeader(
 }
 
 /**
- * A whole file: the flatbuffer with `header` inserted, then the segment data from
- * `segmentBaseOffset` on (the space between is zero padding).
+ * A whole file: the flatbuffer with `header` inserted, then each segment at
+ * `segmentBaseOffset` + its offset in `layout` (the space between is zero padding).
  */
 export function fileWithSegments(
   flatbuffer: Uint8Array,
   header: Uint8Array,
   paddedLength: number,
   segmentBaseOffset: number,
-  data: Uint8Array,
-): Uint8Array {
-  const out = new Uint8Array(segmentBaseOffset + data.length);
-  out.set(insertFlatbufferHeader(flatbuffer, header, paddedLength), 0);
-  out.set(data, segmentBaseOffset);
-  return out;
+  segments: readonly { readonly bytes: Uint8Array }[],
+  layout: SegmentLayout,
+): FilePieces {
+  const pieces = [{ bytes: insertFlatbufferHeader(flatbuffer, header, paddedLength), position: 0 }];
+  for (const [index, segment] of segments.entries()) {
+    const offset = (layout.segments[index] as { offset: number }).offset;
+    pieces.push({ bytes: segment.bytes, position: segmentBaseOffset + offset });
+  }
+  return { length: segmentBaseOffset + layout.size, pieces };
 }

@@ -3,10 +3,11 @@ import { ModuleLoaderError } from '../../errors.js';
 import { nodeFs } from '../../files/node-fs.js';
 import { loadProgram } from '../../program/program.js';
 import type { ExportedProgram, ExportProgramOptions } from './export-program.js';
+import { type FilePieces, writeFilePieces } from './file-pieces.js';
 import { EXPORT_BATCH, type LoweredGraphMethod, lowerGraphMethod } from './lower-graph-method.js';
 import { planTensors } from './planned-memory.js';
-import { encodePtd } from './ptd.js';
-import { encodePte } from './pte.js';
+import { ptdFile } from './ptd.js';
+import { pteFile } from './pte.js';
 import {
   type ExecutionPlanDescription,
   FIRST_PLANNED_MEMORY_ID,
@@ -30,8 +31,8 @@ export async function writeProgramFiles(
   options: ExportProgramOptions,
 ): Promise<ExportedProgram> {
   const program = loadProgram(manifestPath, 'internal-consistency');
-  let pteBytes: Uint8Array;
-  let ptdBytes: Uint8Array | null;
+  let pteBytes: FilePieces;
+  let ptdBytes: FilePieces | null;
   let constantCount: number;
   const methods: string[] = [];
   const skipped: ExportedProgram['skipped'] = [];
@@ -62,20 +63,19 @@ export async function writeProgramFiles(
     // Keys are content digests: one key per distinct constant.
     constantCount = new Set(constants.map((constant) => constant.key)).size;
     const inPtd = where === 'ptd' && constantCount > 0;
-    pteBytes = encodePte({ plans, namedData: inPtd ? [] : constants });
-    ptdBytes = inPtd ? encodePtd(constants) : null;
+    pteBytes = pteFile({ plans, namedData: inPtd ? [] : constants });
+    ptdBytes = inPtd ? ptdFile(constants) : null;
   } finally {
     program.close();
   }
   const outDir = options.outDir ?? dirname(manifestPath);
   const name = basename(manifestPath).replace(/\.json$/i, '');
   // fs.promises when first written: its module facade costs ~0.8 ms of every import.
-  const { mkdir, writeFile } = nodeFs().promises;
-  await mkdir(outDir, { recursive: true });
+  await nodeFs().promises.mkdir(outDir, { recursive: true });
   const ptePath = join(outDir, `${name}.pte`);
   const ptdPath = ptdBytes === null ? null : join(outDir, `${name}.ptd`);
-  await writeFile(ptePath, pteBytes);
-  if (ptdPath !== null) await writeFile(ptdPath, ptdBytes as Uint8Array);
+  await writeFilePieces(ptePath, pteBytes);
+  if (ptdPath !== null) await writeFilePieces(ptdPath, ptdBytes as FilePieces);
   return { pte: ptePath, ptd: ptdPath, methods, skipped, constants: constantCount };
 }
 

@@ -1,3 +1,4 @@
+import { assembleFile, type FilePieces } from './file-pieces.js';
 import { encodeFlatTensorFlatbuffer } from './flat-tensor-flatbuffer.js';
 import {
   encodeFlatTensorHeader,
@@ -17,6 +18,11 @@ import { layoutSegments, SEGMENT_ALIGNMENT } from './segments.js';
  * per unique buffer (equal bytes under two keys are stored once).
  */
 export function encodePtd(entries: readonly NamedDataEntry[]): Uint8Array {
+  return assembleFile(ptdFile(entries));
+}
+
+/** encodePtd's file as the pieces written into it (its segments are not copied). */
+export function ptdFile(entries: readonly NamedDataEntry[]): FilePieces {
   const named = collectNamedData(entries);
   const layout = layoutSegments(named.buffers);
   const flatbuffer = encodeFlatTensorFlatbuffer({
@@ -29,7 +35,14 @@ export function encodePtd(entries: readonly NamedDataEntry[]): Uint8Array {
     flatbufferOffset: paddedHeaderLength,
     flatbufferSize: flatbuffer.length,
     segmentBaseOffset,
-    segmentDataSize: layout.data.length,
+    segmentDataSize: layout.size,
   });
-  return fileWithSegments(flatbuffer, header, paddedHeaderLength, segmentBaseOffset, layout.data);
+  return fileWithSegments(
+    flatbuffer,
+    header,
+    paddedHeaderLength,
+    segmentBaseOffset,
+    named.buffers,
+    layout,
+  );
 }

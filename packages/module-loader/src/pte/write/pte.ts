@@ -5,6 +5,7 @@ import {
   encodeExtendedHeader,
   PROGRAM_MAX_ALIGNMENT,
 } from './extended-header.js';
+import { assembleFile, type FilePieces } from './file-pieces.js';
 import { fileWithSegments } from './inserted-header.js';
 import { collectNamedData } from './named-data-buffers.js';
 import { alignUp } from './padding.js';
@@ -24,6 +25,11 @@ import { layoutSegments, SEGMENT_ALIGNMENT, type SegmentInput } from './segments
  * align_up(program_size, 128).
  */
 export function encodePte(program: PteDescription): Uint8Array {
+  return assembleFile(pteFile(program));
+}
+
+/** encodePte's file as the pieces written into it (its segments are not copied). */
+export function pteFile(program: PteDescription): FilePieces {
   // _program.py _extract_constant_segment: the emitter's one placeholder buffer gives an
   // empty segment and offsets [0].
   const segments: SegmentInput[] = [{ bytes: new Uint8Array(0), alignment: 1 }];
@@ -65,12 +71,13 @@ export function encodePte(program: PteDescription): Uint8Array {
         : named.keys.map(({ key, buffer }) => ({ key, segmentIndex: firstNamedSegment + buffer })),
   });
   // _program.py: "If there are no segments present, do not insert the extended header."
-  if (layout.data.length === 0) return flatbuffer;
+  if (layout.size === 0)
+    return { length: flatbuffer.length, pieces: [{ bytes: flatbuffer, position: 0 }] };
   if (program.extendedHeader === false) {
     invalidArgument(
       'no segment bytes (delegates inline, no named data)',
       'a program without an extended header',
-      `${layout.data.length} segment bytes`,
+      `${layout.size} segment bytes`,
     );
   }
   const paddedHeaderLength = alignUp(EXTENDED_HEADER_LENGTH, PROGRAM_MAX_ALIGNMENT);
@@ -79,7 +86,14 @@ export function encodePte(program: PteDescription): Uint8Array {
   const header = encodeExtendedHeader({
     programSize,
     segmentBaseOffset,
-    segmentDataSize: layout.data.length,
+    segmentDataSize: layout.size,
   });
-  return fileWithSegments(flatbuffer, header, paddedHeaderLength, segmentBaseOffset, layout.data);
+  return fileWithSegments(
+    flatbuffer,
+    header,
+    paddedHeaderLength,
+    segmentBaseOffset,
+    segments,
+    layout,
+  );
 }

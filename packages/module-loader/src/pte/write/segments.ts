@@ -13,8 +13,8 @@ export interface SegmentInput {
 export interface SegmentLayout {
   /** DataSegment offsets (relative to segment_base_offset) and sizes. */
   segments: { offset: number; size: number }[];
-  /** The segments with their padding: segment_data_size bytes. */
-  data: Uint8Array;
+  /** The segments with their padding: segment_data_size. */
+  size: number;
 }
 
 /**
@@ -34,9 +34,5 @@ export function layoutSegments(inputs: readonly SegmentInput[]): SegmentLayout {
     segments.push({ offset, size: input.bytes.length });
     end = offset + input.bytes.length;
   }
-  const data = new Uint8Array(end);
-  for (const [index, input] of inputs.entries()) {
-    data.set(input.bytes, (segments[index] as { offset: number }).offset);
-  }
-  return { segments, data };
+  return { segments, size: end };
 }
