@@ -68,6 +68,20 @@ function packProcessesFor(spec: ModelSpec, quick: boolean): number {
   return weightBytesOf(spec) <= REPEATED_PACK_BYTES ? 3 : 1;
 }
 
+/**
+ * Rounds per process: each round's packed copy stays on the heap until a collection frees
+ * it, so a second round of the > 4 GiB model, beside its weights and the first round's
+ * copy, took the child to 18.7 GB and the kernel killed it on a 24 GiB machine.
+ */
+function packRoundsFor(spec: ModelSpec, quick: boolean): number {
+  if (quick) return 2;
+  return weightBytesOf(spec) <= REPEATED_PACK_BYTES ? 3 : 1;
+}
+
+function roundsPhrase(rounds: number): string {
+  return rounds === 1 ? 'one round' : `first of ${rounds} rounds`;
+}
+
 function processesPhrase(processes: number, other: string): string {
   return processes === 1
     ? 'one process'
@@ -92,13 +106,13 @@ export async function nativeSection(options: BenchOptions): Promise<SectionBody>
   }
   const figures: Figure[] = [];
   const comparisons: Comparison[] = [];
-  const rounds = options.quick ? 2 : 3;
   const specs = coldWarmModels(options.quick);
   for (const [index, spec] of specs.entries()) {
     options.progress(`${spec.label}: XNNPACK C create vs memlayer packing`);
     // Fresh processes of each side, alternated: one pair of processes moves by up to 3x on
     // a shared machine, so the comparison takes the median first round of several.
     const processes = packProcessesFor(spec, options.quick);
+    const rounds = packRoundsFor(spec, options.quick);
     const nativeFirsts: number[] = [];
     const oursFirsts: number[] = [];
     const nativeRounds: number[] = [];
@@ -121,8 +135,8 @@ export async function nativeSection(options: BenchOptions): Promise<SectionBody>
     const nativeFirst = median(nativeFirsts);
     const oursFirst = median(oursFirsts);
     const size = `${spec.label} (${spec.layers} x ${spec.dim}x${spec.dim})`;
-    const nativeMethod = `xnn_create_fully_connected_nc_f32 for every layer in a C program (cc -O2, ${built.flags.join(' ')}), weights already in memory; first of ${rounds} rounds (operators deleted between rounds), ${processesPhrase(processes, "memlayer's")}`;
-    const oursMethod = `createFullyConnectedNcF32 for every layer through a fresh heap XNNWeightsCache (reserve, zero-fill, pack) in a child process, weights already in memory; first of ${rounds} rounds, ${processesPhrase(processes, "C's")}`;
+    const nativeMethod = `xnn_create_fully_connected_nc_f32 for every layer in a C program (cc -O2, ${built.flags.join(' ')}), weights already in memory; ${roundsPhrase(rounds)} (operators deleted between rounds), ${processesPhrase(processes, "memlayer's")}`;
+    const oursMethod = `createFullyConnectedNcF32 for every layer through a fresh heap XNNWeightsCache (reserve, zero-fill, pack) in a child process, weights already in memory; ${roundsPhrase(rounds)}, ${processesPhrase(processes, "C's")}`;
     figures.push(
       {
         label: `${size}: XNNPACK C create, all layers`,
