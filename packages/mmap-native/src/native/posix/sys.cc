@@ -121,20 +121,6 @@ int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* do
   return 0;
 }
 
-int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position) {
-  size_t done = 0;
-  while (done < length) {
-    ssize_t n = pwrite(fd, source + done, length - done, static_cast<off_t>(position + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EIO;  // no progress: never spin
-    done += static_cast<size_t>(n);
-  }
-  return 0;
-}
-
 // The largest aligned stretch one write call covers. A write of a whole aligned 512 KiB
 // becomes one 512 KiB folio in a page cache with large folios (ext4 from Linux 6.16, xfs),
 // which a mapping maps in one fault instead of 32: touching a 64 MiB mapping of such a
@@ -181,6 +167,11 @@ int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t posit
     }
     skip += left;
   }
+}
+
+int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position) {
+  const WriteRange range{source, length};
+  return WriteRangesAt(fd, &range, 1, position);
 }
 
 namespace {

@@ -50,8 +50,6 @@ int Stat(int fd, FileInfo* out);
 int Size(int fd, uint64_t* size);
 // pread until `length` bytes or end of file; *done receives the count.
 int ReadAt(int fd, uint8_t* target, size_t length, uint64_t position, size_t* done);
-// pwrite until all `length` bytes are written.
-int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position);
 // A run of byte ranges written to the file one after another from `position`.
 struct WriteRange {
   const uint8_t* data;
@@ -61,6 +59,8 @@ struct WriteRange {
 // cache with large folios (ext4, xfs) may hold each stretch as one folio, which a mapping
 // then maps in one fault.
 int WriteRangesAt(int fd, const WriteRange* ranges, size_t count, uint64_t position);
+// WriteRangesAt of one range: all `length` bytes or an error.
+int WriteAt(int fd, const uint8_t* source, size_t length, uint64_t position);
 // Extends the file to new_size. sparse: ftruncate only (holes, no blocks). Otherwise the
 // new tail [old size, new_size) gets real blocks, so ENOSPC/EFBIG surface here and not
 // as a SIGBUS on first touch. *syscall names the call that failed.
