@@ -8,6 +8,7 @@
         "../src/native/util/args.cc",
         "../src/native/util/crc32c.cc",
         "../src/native/kernels/cpu-isa.cc",
+        "../src/native/kernels/gemm-arm64-neon.cc",
         "../src/native/kernels/gemm-args.cc",
         "../src/native/kernels/gemm-binding.cc",
         "../src/native/kernels/gemm-chain.cc",

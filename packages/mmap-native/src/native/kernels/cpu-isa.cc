@@ -17,6 +17,8 @@ const char* GemmIsaName(GemmIsa isa) {
       return "avx2-fma";
     case GemmIsa::kSse2:
       return "sse2";
+    case GemmIsa::kNeon:
+      return "neon";
     case GemmIsa::kPortable:
       break;
   }
@@ -38,6 +40,13 @@ bool GemmIsaSupported(GemmIsa isa) {
     case GemmIsa::kAvx512f:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f");
+    default:
+      return false;
+#elif defined(__aarch64__) && defined(__GNUC__)
+    case GemmIsa::kNeon:
+      return true;  // part of arm64 (AArch64)
+    default:
+      return false;
 #else
     default:
       return false;
@@ -47,7 +56,7 @@ bool GemmIsaSupported(GemmIsa isa) {
 }
 
 GemmIsa BestGemmIsa() {
-  for (GemmIsa isa : {GemmIsa::kAvx512f, GemmIsa::kAvx2Fma, GemmIsa::kSse2}) {
+  for (GemmIsa isa : {GemmIsa::kAvx512f, GemmIsa::kAvx2Fma, GemmIsa::kSse2, GemmIsa::kNeon}) {
     if (GemmIsaSupported(isa)) return isa;
   }
   return GemmIsa::kPortable;

@@ -26,6 +26,10 @@
 
 namespace mmap_native {
 
+// The environment's pool is deleted with its AddonData (util/addon_data.h), here beside the
+// only code that creates it: thread-pool.cc stays free of Node-API.
+void ThreadPoolDeleter::operator()(ThreadPool* pool) const { delete pool; }
+
 void RunGemmPlan(Napi::Env env, const GemmPlan& plan, const GemmProblem& problem) {
   const size_t threads = GemmThreadsFor(problem, plan.threads);
   ThreadPool* pool = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gemm-arm64.h"
 #include "gemm-portable.h"
 #include "gemm-x86.h"
 #include "thread-pool.h"
@@ -25,10 +26,12 @@ Kernel KernelFor(const GemmProblem& p, GemmIsa isa) {
         return {GemmAvx2Fma, kAvx2FmaTileRows};
       case GemmIsa::kSse2:
         return {GemmSse2, kSse2TileRows};
-      case GemmIsa::kPortable:
+      default:
         break;
     }
   }
+#elif MMAP_NATIVE_GEMM_ARM64
+  if (p.kr == 1 && p.sr == 1 && isa == GemmIsa::kNeon) return {GemmNeon, kNeonTileRows};
 #else
   (void)isa;
 #endif

@@ -46,7 +46,7 @@ struct V {
   }
 };
 
-#include "gemm-x86-tiles.inc"
+#include "gemm-simd-tiles.inc"
 
 }  // namespace
 

@@ -4,8 +4,6 @@
 #include <chrono>
 #include <system_error>
 
-#include "../util/addon_data.h"
-
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MMAP_NATIVE_CPU_RELAX() _mm_pause()
@@ -45,8 +43,6 @@ bool PollFor(Ready ready) {
 }
 
 }  // namespace
-
-void ThreadPoolDeleter::operator()(ThreadPool* pool) const { delete pool; }
 
 ThreadPool::~ThreadPool() {
   {
