@@ -7,6 +7,7 @@
         "../src/native/util/errors.cc",
         "../src/native/util/args.cc",
         "../src/native/util/crc32c.cc",
+        "../src/native/util/crc32c-binding.cc",
         "../src/native/kernels/cpu-isa.cc",
         "../src/native/kernels/gemm-arm64-neon.cc",
         "../src/native/kernels/gemm-args.cc",

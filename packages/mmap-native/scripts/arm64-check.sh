@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The addon on arm64, checked from an x86-64 machine: every source of the addon compiles for
-# arm64 (Linux, GCC, the same warnings as errors), and the NEON GEMM kernel, built for
-# arm64, runs under qemu-user against the float64 oracle (test/native/gemm-arm64-check.cc).
+# arm64 (Linux, GCC, the same warnings as errors), and its arm64 code paths (the NEON GEMM
+# kernel, CRC32C with the CRC32 extension), built for arm64, run under qemu-user against
+# their oracles (test/native/arm64-check.cc).
 # Needs Debian's g++-aarch64-linux-gnu and qemu-user (CI installs them); on an arm64
 # machine the test suite itself runs the kernel, so this check has nothing to add there.
 # Usage: pnpm --filter @memlayer/mmap-native arm64-check
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 cxx="${ARM64_CXX:-aarch64-linux-gnu-g++}"
 qemu="${ARM64_QEMU:-qemu-aarch64}"
 if [ "$(uname -m)" = aarch64 ]; then
-  echo "arm64-check: this is an arm64 machine; the test suite runs the NEON kernel itself"
+  echo "arm64-check: this is an arm64 machine; the test suite runs its arm64 code itself"
   exit 0
 fi
 if ! command -v "$cxx" >/dev/null 2>&1 || ! command -v "$qemu" >/dev/null 2>&1; then
@@ -46,7 +47,7 @@ done <<<"$sources"
 echo "arm64-check: the addon's $count sources compile for arm64"
 
 k=src/native/kernels
-"$cxx" "${flags[@]}" -static -pthread test/native/gemm-arm64-check.cc \
+"$cxx" "${flags[@]}" -static -pthread test/native/arm64-check.cc \
   "$k/cpu-isa.cc" "$k/gemm-arm64-neon.cc" "$k/gemm-portable.cc" "$k/gemm-run.cc" \
-  "$k/thread-pool.cc" -o "$out/gemm-arm64-check"
-"$qemu" "$out/gemm-arm64-check"
+  "$k/thread-pool.cc" src/native/util/crc32c.cc -o "$out/arm64-check"
+"$qemu" "$out/arm64-check"

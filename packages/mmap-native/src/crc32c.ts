@@ -2,8 +2,11 @@ import { type NativeAddon, tryLoadAddon } from './backends/posix/addon.js';
 import { MmapError } from './errors.js';
 import { expectUint8Array, expectUint32 } from './validate.js';
 
-/** How the addon computes CRC32C: the CPU's crc32 instruction, or a slicing-by-8 table. */
-export type Crc32cImplementation = 'sse4.2' | 'table';
+/**
+ * How the addon computes CRC32C: the CPU's crc32c instruction (SSE4.2 on x86-64, the CRC32
+ * extension on arm64), or a slicing-by-8 table.
+ */
+export type Crc32cImplementation = 'sse4.2' | 'armv8-crc32' | 'table';
 
 type Crc32cAddon = NativeAddon & Required<Pick<NativeAddon, 'crc32c' | 'crc32cImplementation'>>;
 
@@ -32,7 +35,7 @@ export function crc32cImplementation(): Crc32cImplementation | null {
 /**
  * CRC32C (Castagnoli) of `bytes` continuing from `previous` (the CRC of the bytes before;
  * 0 to start), as an unsigned 32-bit number: `crc32c(b, crc32c(a)) === crc32c(a ++ b)`.
- * Computed by the addon, with SSE4.2's crc32 instruction when the CPU has it.
+ * Computed by the addon, with the CPU's crc32c instruction when it has one.
  */
 export function crc32c(bytes: Uint8Array, previous = 0): number {
   expectUint8Array(bytes, 'bytes');

@@ -4,7 +4,7 @@
 #include "kernels/gemm-binding.h"
 #include "platform.h"
 #include "util/addon_data.h"
-#include "util/crc32c.h"
+#include "util/crc32c-binding.h"
 #include "util/errors.h"
 #include "xnn-graph/xnn-graph-binding.h"
 

@@ -1,18 +1,23 @@
-// CRC32C: SSE4.2's crc32 instruction on x86-64 when the CPU has it (chosen at run time, so
-// one binary serves every x86-64 CPU), otherwise a portable slicing-by-8 table. Same values
-// as @memlayer/cache-format's JavaScript crc32cOf, which tests compare against.
+// CRC32C: the CPU's crc32c instruction when it has one, chosen at run time so that one
+// binary serves every CPU of its architecture (SSE4.2 on x86-64; the CRC32 extension on
+// arm64, optional in Armv8.0 and present on nearly every arm64 CPU), otherwise a portable
+// slicing-by-8 table. Same values as @memlayer/cache-format's JavaScript crc32cOf, which
+// tests compare against. No Node-API here: crc32c-binding.cc exports it.
 #include "crc32c.h"
 
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-
-#include "args.h"
-#include "errors.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define MMAP_NATIVE_CRC32C_SSE42 1
 #include <nmmintrin.h>
+#endif
+
+#if defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define MMAP_NATIVE_CRC32C_ARM64 1
+#include <arm_acle.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace mmap_native {
@@ -77,6 +82,18 @@ __attribute__((target("sse4.2"))) uint32_t UpdateSse42(uint32_t crc, const uint8
 }
 #endif
 
+#ifdef MMAP_NATIVE_CRC32C_ARM64
+__attribute__((target("+crc"))) uint32_t UpdateArm64(uint32_t crc, const uint8_t* p, size_t n) {
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    crc = __crc32cd(crc, word);
+  }
+  for (; n > 0; ++p, --n) crc = __crc32cb(crc, *p);
+  return crc;
+}
+#endif
+
 using Update = uint32_t (*)(uint32_t, const uint8_t*, size_t);
 
 struct Choice {
@@ -96,34 +113,13 @@ const Choice& Chosen() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) return Choice{UpdateSse42, "sse4.2"};
 #endif
+#ifdef MMAP_NATIVE_CRC32C_ARM64
+    // Linux reports the CRC32 extension in the auxiliary vector's hardware capabilities.
+    if ((getauxval(AT_HWCAP) & HWCAP_CRC32) != 0) return Choice{UpdateArm64, "armv8-crc32"};
+#endif
     return Choice{UpdatePortable, "table"};
   }();
   return choice;
-}
-
-Napi::Value Crc32cFunction(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const uint8_t* data = nullptr;
-  size_t length = 0;
-  if (!ReadBytes(env, info[0], "bytes", &data, &length)) return env.Undefined();
-  uint32_t previous = 0;
-  if (info.Length() > 1 && !info[1].IsUndefined()) {
-    if (!info[1].IsNumber()) {
-      ThrowTypeError(env, "Expected a number for previous");
-      return env.Undefined();
-    }
-    double value = info[1].As<Napi::Number>().DoubleValue();
-    if (!(value >= 0 && value <= 4294967295.0 && std::floor(value) == value)) {
-      ThrowRangeError(env, "Expected an integer from 0 to 2^32-1 for previous");
-      return env.Undefined();
-    }
-    previous = static_cast<uint32_t>(value);
-  }
-  return Napi::Number::New(env, Crc32c(previous, data, length));
-}
-
-Napi::Value ImplementationFunction(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), Crc32cImplementation());
 }
 
 }  // namespace
@@ -134,11 +130,5 @@ uint32_t Crc32c(uint32_t previous, const uint8_t* data, size_t length) {
 }
 
 const char* Crc32cImplementation() { return Chosen().name; }
-
-void InitCrc32c(Napi::Env env, Napi::Object exports) {
-  exports.Set("crc32c", Napi::Function::New<Crc32cFunction>(env, "crc32c"));
-  exports.Set("crc32cImplementation",
-              Napi::Function::New<ImplementationFunction>(env, "crc32cImplementation"));
-}
 
 }  // namespace mmap_native

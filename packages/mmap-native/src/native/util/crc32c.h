@@ -1,8 +1,6 @@
-// crc32c(bytes, previous): CRC32C (Castagnoli) with the CPU's instruction when it has one.
+// CRC32C (Castagnoli) with the CPU's instruction when it has one.
 #ifndef MMAP_NATIVE_UTIL_CRC32C_H
 #define MMAP_NATIVE_UTIL_CRC32C_H
-
-#include <napi.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -12,11 +10,9 @@ namespace mmap_native {
 // The CRC32C of `length` bytes at `data`, continuing from `previous` (0 to start).
 uint32_t Crc32c(uint32_t previous, const uint8_t* data, size_t length);
 
-// "sse4.2" when Crc32c uses the CPU's crc32 instruction, else "table" (slicing by 8).
+// "sse4.2" (x86-64) or "armv8-crc32" (arm64) when Crc32c uses the CPU's crc32c
+// instruction, else "table" (slicing by 8).
 const char* Crc32cImplementation();
-
-// Adds crc32c(bytes: Uint8Array, previous?: u32) and crc32cImplementation() to exports.
-void InitCrc32c(Napi::Env env, Napi::Object exports);
 
 }  // namespace mmap_native
 

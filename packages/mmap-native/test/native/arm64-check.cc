@@ -1,9 +1,13 @@
-// The arm64 GEMM kernel checked where no arm64 machine runs the test suite: built for arm64
-// and run under qemu-user by scripts/arm64-check.sh. The cases mirror test/gemm-kernels.test.ts
-// (which runs every instruction set of the machine it runs on): XNNPACK's arm64 tilings and
-// odd ones, odd shapes, batches that leave every remainder of the 6-row tile, extra bytes,
-// NaN in padding, clampOutputs' rules, threads. The oracle is the same: XNNPACK's packing
-// loop, and y = x·Wᵀ + b summed in double. Prints one line; exits 1 on the first mismatch.
+// The addon's arm64 code paths checked where no arm64 machine runs the test suite: built
+// for arm64 and run under qemu-user by scripts/arm64-check.sh.
+// - The NEON GEMM kernel, with the cases of test/gemm-kernels.test.ts (which runs every
+//   instruction set of the machine it runs on): XNNPACK's arm64 tilings and odd ones, odd
+//   shapes, batches that leave every remainder of the 6-row tile, extra bytes, NaN in
+//   padding, clampOutputs' rules, threads. The oracle is the same: XNNPACK's packing loop,
+//   and y = x·Wᵀ + b summed in double.
+// - CRC32C with the CRC32 extension, against the RFC 3720 values and a bitwise CRC at every
+//   length to 70, offsets and continuations (test/crc32c.test.ts's cases).
+// Prints a line per part; exits 1 on the first mismatch.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +20,7 @@
 #include "../../src/native/kernels/gemm-problem.h"
 #include "../../src/native/kernels/gemm-run.h"
 #include "../../src/native/kernels/thread-pool.h"
+#include "../../src/native/util/crc32c.h"
 
 #if !MMAP_NATIVE_GEMM_ARM64
 #error "built for arm64 only"
@@ -232,6 +237,56 @@ void Clamping() {
   }
 }
 
+uint32_t BitwiseCrc32c(uint32_t previous, const uint8_t* data, size_t length) {
+  uint32_t crc = ~previous;
+  for (size_t i = 0; i < length; ++i) {
+    crc ^= data[i];
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+void ExpectCrc(const char* what, uint32_t got, uint32_t want) {
+  ++checks;
+  if (got != want) {
+    std::printf("arm64 crc32c: %s: 0x%08x, expected 0x%08x\n", what, got, want);
+    std::exit(1);
+  }
+}
+
+void Crc32c() {
+  if (std::strcmp(mmap_native::Crc32cImplementation(), "armv8-crc32") != 0) {
+    std::printf("arm64 crc32c: implementation %s, expected armv8-crc32\n",
+                mmap_native::Crc32cImplementation());
+    std::exit(1);
+  }
+  // RFC 3720 B.4, and the check value of "123456789".
+  uint8_t bytes[32];
+  std::memset(bytes, 0, sizeof(bytes));
+  ExpectCrc("32 zeros", mmap_native::Crc32c(0, bytes, 32), 0x8a9136aa);
+  std::memset(bytes, 0xff, sizeof(bytes));
+  ExpectCrc("32 0xff", mmap_native::Crc32c(0, bytes, 32), 0x62a8ab43);
+  for (int i = 0; i < 32; ++i) bytes[i] = static_cast<uint8_t>(i);
+  ExpectCrc("ascending", mmap_native::Crc32c(0, bytes, 32), 0x46dd794e);
+  const char* digits = "123456789";
+  ExpectCrc("123456789",
+            mmap_native::Crc32c(0, reinterpret_cast<const uint8_t*>(digits), 9), 0xe3069283);
+  // Every length to 70 at every offset to 8 (the 8-byte loop, its byte tail, unaligned
+  // words), and continued from a previous CRC in two parts.
+  const auto noise = Floats(200, 99);
+  const auto* data = reinterpret_cast<const uint8_t*>(noise.data());
+  for (size_t offset = 0; offset <= 8; ++offset) {
+    for (size_t length = 0; length <= 70; ++length) {
+      const uint8_t* p = data + offset;
+      const uint32_t want = BitwiseCrc32c(0, p, length);
+      ExpectCrc("whole", mmap_native::Crc32c(0, p, length), want);
+      const size_t cut = length / 3;
+      const uint32_t first = mmap_native::Crc32c(0, p, cut);
+      ExpectCrc("continued", mmap_native::Crc32c(first, p + cut, length - cut), want);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -244,5 +299,8 @@ int main() {
   Threads();
   Clamping();
   std::printf("arm64 gemm: %zu checks passed (neon against the float64 oracle)\n", checks);
+  checks = 0;
+  Crc32c();
+  std::printf("arm64 crc32c: %zu checks passed (armv8-crc32 against a bitwise CRC)\n", checks);
   return 0;
 }
