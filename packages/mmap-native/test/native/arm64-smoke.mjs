@@ -23,7 +23,11 @@ expect('the addon loads', api.getBackend().name === 'posix', api.getBackend().na
 expect('x86Cpu() is null off x86-64', api.x86Cpu() === null);
 
 // CRC32C: the CPU's instruction, the check value, and a bitwise CRC at many lengths.
-expect('crc32c implementation', api.crc32cImplementation() === 'armv8-crc32', api.crc32cImplementation());
+expect(
+  'crc32c implementation',
+  api.crc32cImplementation() === 'armv8-crc32',
+  api.crc32cImplementation(),
+);
 expect('crc32c check value', api.crc32c(new TextEncoder().encode('123456789')) === 0xe3069283);
 function bitwise(bytes) {
   let crc = ~0;
@@ -41,7 +45,11 @@ for (let length = 0; length <= 300; length += 7) {
 
 // GEMM: NEON is this CPU's widest set; its outputs against a float64 oracle.
 const gemm = api.loadGemmKernels();
-expect('gemm isas', JSON.stringify(gemm?.isas) === '["neon","portable"]', JSON.stringify(gemm?.isas));
+expect(
+  'gemm isas',
+  JSON.stringify(gemm?.isas) === '["neon","portable"]',
+  JSON.stringify(gemm?.isas),
+);
 function floats(n, seed) {
   let s = seed >>> 0 || 1;
   return Float32Array.from({ length: n }, () => {
