@@ -90,10 +90,15 @@ std::vector<float> Pack(const Shape& s, const std::vector<float>& kernel,
   return out;
 }
 
+// Outputs are clamped unless both bounds are infinite (GemmProblem::clamp).
+bool Clamps(float min, float max) {
+  return !(std::isinf(min) && min < 0 && std::isinf(max) && max > 0);
+}
+
 std::vector<float> Reference(const Shape& s, const std::vector<float>& kernel,
                              const std::vector<float>& bias, const std::vector<float>& input,
                              size_t batch, float min, float max) {
-  const bool clamp = !(std::isinf(min) && min < 0 && std::isinf(max) && max > 0);
+  const bool clamp = Clamps(min, max);
   std::vector<float> out(batch * s.nc);
   for (size_t r = 0; r < batch; ++r) {
     for (size_t o = 0; o < s.nc; ++o) {
@@ -125,7 +130,7 @@ std::vector<float> Run(const Shape& s, const std::vector<float>& packed,
   p.padded_kc = PaddedKc(s);
   p.block_floats = s.nr * (1 + p.padded_kc) + s.extra_bytes / 4;
   p.blocks = (s.nc + s.nr - 1) / s.nr;
-  p.clamp = !(std::isinf(min) && min < 0 && std::isinf(max) && max > 0);
+  p.clamp = Clamps(min, max);
   p.output_min = min;
   p.output_max = max;
   mmap_native::RunGemm(p, isa, threads, pool);
